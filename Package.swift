@@ -1,0 +1,46 @@
+// swift-tools-version:6.0
+// aabridge: Bluetooth audio accessories (AudioAccessoryKit / AccessorySetupKit model) to the smart home over MQTT.
+import PackageDescription
+
+let package = Package(
+    name: "aabridge",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "aabridge", targets: ["aabridge"]),
+        .executable(name: "aabridge-bench", targets: ["aabridge-bench"]),
+        .library(name: "AccessoryKit", targets: ["AccessoryKit"]),
+        .library(name: "Telemetry", targets: ["Telemetry"]),
+        .library(name: "MQTT", targets: ["MQTT"]),
+    ],
+    targets: [
+        // Debian's C libraries, reached through pkg-config; `.apt` names the package that provides each.
+        .systemLibrary(name: "CMosquitto", pkgConfig: "libmosquitto", providers: [.apt(["libmosquitto-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+
+        .target(name: "AccessoryKit"),
+        .target(name: "Telemetry", dependencies: ["CCrypto"]),
+        .target(name: "MQTT", dependencies: ["CMosquitto"]),
+        .target(name: "Storage", dependencies: ["CSQLite", "AccessoryKit"]),
+        .target(name: "Bridge", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "CYAML"]),
+        .executableTarget(name: "aabridge", dependencies: ["Bridge", "MQTT"]),
+        .executableTarget(name: "aabridge-bench", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "Bridge"]),
+
+        // Starts a real mosquitto on a free loopback port for the broker tests.
+        .target(name: "TestSupport", dependencies: ["MQTT"], path: "Tests/TestSupport"),
+        .testTarget(name: "AccessoryKitTests", dependencies: ["AccessoryKit"]),
+        .testTarget(name: "TelemetryTests", dependencies: ["Telemetry"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "TestSupport"]),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "TestSupport"]),
+    ]
+)
+
+// One place for the settings every Swift target shares (as swift-log and hummingbird do).
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.swiftLanguageMode(.v6))
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,2 @@
+/// The domain: AccessorySetupKit session and AudioAccessoryKit registry as a pure state machine.
+public enum AccessoryKitModule {}

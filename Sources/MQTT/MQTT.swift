@@ -1,0 +1,3 @@
+import CMosquitto
+/// Placeholder; the client is being written.
+public enum MQTTModule {}

@@ -1,0 +1,2 @@
+/// SQLite storage for accessories, registrations and sources.
+public enum StorageModule {}

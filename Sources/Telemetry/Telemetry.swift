@@ -1,0 +1,2 @@
+/// Gateway telemetry parsers: real BLE gateway payloads in, normalised sightings out.
+public enum TelemetryModule {}

@@ -1,0 +1,5 @@
+enum CoreBenchmark {
+    static func run() async throws {
+        print("core: not implemented yet")
+    }
+}

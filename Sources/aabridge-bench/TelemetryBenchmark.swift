@@ -1,0 +1,5 @@
+enum TelemetryBenchmark {
+    static func run() async throws {
+        print("telemetry: not implemented yet")
+    }
+}

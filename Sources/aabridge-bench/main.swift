@@ -1,0 +1,22 @@
+// aabridge-bench: named benchmarks, release build. Each prints `name value unit` lines and a summary.
+import Foundation
+
+let benchmarks: [(name: String, summary: String, run: () async throws -> Void)] = [
+    ("core", "engine throughput with 10,000 registered accessories", CoreBenchmark.run),
+    ("telemetry", "parse throughput per gateway format", TelemetryBenchmark.run),
+]
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.isEmpty || arguments.contains("--help") || arguments.contains("-h") {
+    print("usage: aabridge-bench <name>... | all\n")
+    for benchmark in benchmarks { print("  \(benchmark.name.padding(toLength: 16, withPad: " ", startingAt: 0)) \(benchmark.summary)") }
+    exit(arguments.isEmpty ? 64 : 0)
+}
+let selected = arguments.contains("all") ? benchmarks.map(\.name) : arguments
+for name in selected {
+    guard let benchmark = benchmarks.first(where: { $0.name == name }) else {
+        FileHandle.standardError.write(Data("aabridge-bench: unknown benchmark '\(name)'\n".utf8))
+        exit(64)
+    }
+    try await benchmark.run()
+}

@@ -1,0 +1,2 @@
+import Bridge
+print("aabridge \(BridgeModule.version)")

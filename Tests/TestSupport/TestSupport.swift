@@ -1,0 +1,2 @@
+import MQTT
+public enum TestSupportModule {}
