@@ -1,0 +1,34 @@
+/// The mutable state of an ``MQTTClient``, only touched under its mutex.
+struct ClientState: Sendable {
+    enum Phase: Sendable {
+        case idle, running, stopping, stopped
+    }
+
+    var phase = Phase.idle
+    var connected = false
+    /// Whether a CONNACK was ever accepted; later ones count as reconnects.
+    var everConnected = false
+    /// Set by on_connect when the broker refuses; the supervisor reports it as the reason.
+    var refusal: MQTTError?
+    /// Filters restored after every reconnect, in the order they were added.
+    var subscriptions: [(filter: String, qos: MQTTQoS)] = []
+    var firstConnect: CheckedContinuation<Result<Void, MQTTError>, Never>?
+    var pendingPublishes: [Int32: CheckedContinuation<Result<Void, MQTTError>, Never>] = [:]
+    /// Acknowledgements that arrived before the publisher registered its continuation.
+    var earlyPublishAcks: [Int32: Result<Void, MQTTError>] = [:]
+    var pendingSubscribes: [Int32: CheckedContinuation<Result<Void, MQTTError>, Never>] = [:]
+    var earlySubscribeAcks: [Int32: Result<Void, MQTTError>] = [:]
+    /// QoS 1 publishes made while disconnected, sent from on_connect in order.
+    var outbox: [OutgoingPublish] = []
+    var stopWaiters: [CheckedContinuation<Void, Never>] = []
+    var statistics = MQTTStatistics()
+}
+
+/// A QoS 1/2 publish waiting for its PUBACK (or for a connection to be sent on).
+struct OutgoingPublish: Sendable {
+    var topic: String
+    var payload: [UInt8]
+    var qos: MQTTQoS
+    var retain: Bool
+    var continuation: CheckedContinuation<Result<Void, MQTTError>, Never>
+}

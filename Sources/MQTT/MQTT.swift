@@ -1,3 +1,0 @@
-import CMosquitto
-/// Placeholder; the client is being written.
-public enum MQTTModule {}

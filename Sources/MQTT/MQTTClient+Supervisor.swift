@@ -1,0 +1,85 @@
+import CMosquitto
+import Foundation
+
+extension MQTTClient {
+    /// Starts the network thread. It holds the client strongly until it stops, which is what
+    /// keeps the unretained user-data pointer in the callbacks valid.
+    func startSupervisor() {
+        let thread = Thread { [self] in superviseConnection() }
+        thread.name = "mqtt-\(configuration.clientID)"
+        thread.start()
+    }
+
+    /// Connect, pump the loop until the connection fails, back off, repeat, until the owner
+    /// disconnects. Runs on the network thread only.
+    private func superviseConnection() {
+        let mosq = handle.pointer
+        var failedAttempts = 0
+        var generator = SystemRandomNumberGenerator()
+        while !isStopping {
+            state.withLock { $0.refusal = nil }
+            var rc = mosquitto_connect_bind_v5(mosq, configuration.host, Int32(configuration.port),
+                                               Int32(configuration.keepalive), nil, nil)
+            var failure: MQTTError?
+            if rc == MOSQ_ERR_SUCCESS.rawValue {
+                repeat {
+                    rc = mosquitto_loop(mosq, 1000, 1)
+                } while rc == MOSQ_ERR_SUCCESS.rawValue && !isStopping
+                if isStopping {
+                    // Let the DISCONNECT queued by disconnect() reach the socket.
+                    var flushes = 0
+                    while mosquitto_loop(mosq, 100, 1) == MOSQ_ERR_SUCCESS.rawValue && flushes < 20 { flushes += 1 }
+                    break
+                }
+                failure = state.withLock { $0.refusal } ?? MQTTError(library: rc, context: "connection to \(configuration.host):\(configuration.port) lost")
+            } else {
+                failure = MQTTError(library: rc, context: "cannot connect to \(configuration.host):\(configuration.port)")
+            }
+            let reason = failure ?? MQTTError(library: rc)
+            let (wasConnected, firstConnect) = state.withLock { state in
+                let wasConnected = state.connected
+                state.connected = false
+                state.statistics.failedAttempts += wasConnected ? 0 : 1
+                let firstConnect = state.firstConnect
+                state.firstConnect = nil
+                return (wasConnected, firstConnect)
+            }
+            if wasConnected { failedAttempts = 0 }
+            stateContinuation.yield(.disconnected(reason))
+            if let firstConnect {
+                // The caller of connect() wants the first attempt's verdict and no supervisor.
+                state.withLock { $0.phase = .stopping }
+                firstConnect.resume(returning: .failure(reason))
+                break
+            }
+            let delay = configuration.reconnect.delay(attempt: failedAttempts, random: Double.random(in: 0..<1, using: &generator))
+            failedAttempts += 1
+            let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
+            _ = wakeUp.wait(timeout: .now() + .milliseconds(milliseconds))
+        }
+        finishSupervisor()
+    }
+
+    private var isStopping: Bool {
+        state.withLock { $0.phase == .stopping || $0.phase == .stopped }
+    }
+
+    private func finishSupervisor() {
+        let waiters = state.withLock { state in
+            state.phase = .stopped
+            state.connected = false
+            defer { state.stopWaiters.removeAll() }
+            return state.stopWaiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+}
+
+extension MQTTClient {
+    /// Tears the TCP connection down without a DISCONNECT, as a crash or a pulled cable
+    /// would, so tests can watch the will being published and the supervisor reconnecting.
+    func breakConnectionForTesting() {
+        let fd = mosquitto_socket(handle.pointer)
+        if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+}

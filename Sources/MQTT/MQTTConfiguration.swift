@@ -1,0 +1,141 @@
+/// Everything needed to reach a broker and to behave well on it.
+public struct MQTTConfiguration: Sendable, Hashable {
+    public enum ProtocolVersion: Int, Sendable, Hashable {
+        /// MQTT 3.1.1 (protocol level 4).
+        case v311 = 4
+        /// MQTT 5.
+        case v5 = 5
+    }
+
+    /// TLS settings. Server verification is on unless `verifyHostname` is turned off;
+    /// a client certificate is sent when `certificateFile` and `keyFile` are set.
+    public struct TLS: Sendable, Hashable {
+        public var caFile: String?
+        public var caPath: String?
+        public var certificateFile: String?
+        public var keyFile: String?
+        public var verifyHostname: Bool
+
+        public init(caFile: String? = nil, caPath: String? = nil, certificateFile: String? = nil,
+                    keyFile: String? = nil, verifyHostname: Bool = true) {
+            self.caFile = caFile
+            self.caPath = caPath
+            self.certificateFile = certificateFile
+            self.keyFile = keyFile
+            self.verifyHostname = verifyHostname
+        }
+    }
+
+    /// The last will: published by the broker when the connection drops without a DISCONNECT.
+    public struct Will: Sendable, Hashable {
+        public var topic: String
+        public var payload: [UInt8]
+        public var qos: MQTTQoS
+        public var retain: Bool
+
+        public init(topic: String, payload: [UInt8], qos: MQTTQoS = .atLeastOnce, retain: Bool = true) {
+            self.topic = topic
+            self.payload = payload
+            self.qos = qos
+            self.retain = retain
+        }
+    }
+
+    public var host: String
+    public var port: Int
+    public var clientID: String
+    public var keepalive: Int
+    public var username: String?
+    public var password: String?
+    public var tls: TLS?
+    public var protocolVersion: ProtocolVersion
+    public var will: Will?
+    public var reconnect: ReconnectBackoff
+    public var cleanSession: Bool
+    /// Incoming messages waiting for the consumer beyond this many are dropped (oldest first)
+    /// and counted, so a flood cannot exhaust memory. `nil` keeps every message.
+    public var messageBufferLimit: Int?
+
+    public init(host: String = "localhost", port: Int = 1883, clientID: String, keepalive: Int = 60,
+                username: String? = nil, password: String? = nil, tls: TLS? = nil,
+                protocolVersion: ProtocolVersion = .v5, will: Will? = nil,
+                reconnect: ReconnectBackoff = ReconnectBackoff(), cleanSession: Bool = true,
+                messageBufferLimit: Int? = nil) {
+        self.host = host
+        self.port = port
+        self.clientID = clientID
+        self.keepalive = keepalive
+        self.username = username
+        self.password = password
+        self.tls = tls
+        self.protocolVersion = protocolVersion
+        self.will = will
+        self.reconnect = reconnect
+        self.cleanSession = cleanSession
+        self.messageBufferLimit = messageBufferLimit
+    }
+
+    /// Sets host, port and TLS from a server URL: `mqtt://host[:1883]` or `mqtts://host[:8883]`
+    /// (a bare `host[:port]` means `mqtt://`). IPv6 literals go in brackets.
+    public mutating func setServer(_ url: String) throws(MQTTError) {
+        let server = try MQTTServerAddress(parsing: url)
+        host = server.host
+        port = server.port
+        if server.usesTLS {
+            if tls == nil { tls = TLS() }
+        } else {
+            tls = nil
+        }
+    }
+}
+
+/// A parsed `mqtt://` / `mqtts://` server URL.
+public struct MQTTServerAddress: Sendable, Hashable {
+    public var host: String
+    public var port: Int
+    public var usesTLS: Bool
+
+    public init(parsing url: String) throws(MQTTError) {
+        var rest = Substring(url)
+        usesTLS = false
+        if let range = rest.range(of: "://") {
+            let scheme = rest[..<range.lowerBound].lowercased()
+            switch scheme {
+            case "mqtt", "tcp": usesTLS = false
+            case "mqtts", "ssl", "tls": usesTLS = true
+            default:
+                throw MQTTError(code: .invalidConfiguration,
+                                message: "unsupported scheme '\(scheme)' in server URL (use mqtt:// or mqtts://)")
+            }
+            rest = rest[range.upperBound...]
+        }
+        if rest.hasSuffix("/") { rest = rest.dropLast() }
+        var hostPart = rest
+        var portPart: Substring?
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]") else {
+                throw MQTTError(code: .invalidConfiguration, message: "unclosed '[' in server URL '\(url)'")
+            }
+            hostPart = rest[rest.index(after: rest.startIndex)..<close]
+            let after = rest[rest.index(after: close)...]
+            if after.hasPrefix(":") { portPart = after.dropFirst() } else if !after.isEmpty {
+                throw MQTTError(code: .invalidConfiguration, message: "unexpected '\(after)' after host in server URL")
+            }
+        } else if let colon = rest.lastIndex(of: ":") {
+            hostPart = rest[..<colon]
+            portPart = rest[rest.index(after: colon)...]
+        }
+        guard !hostPart.isEmpty, !hostPart.contains("/") else {
+            throw MQTTError(code: .invalidConfiguration, message: "no host in server URL '\(url)'")
+        }
+        host = String(hostPart)
+        if let portPart {
+            guard let value = Int(portPart), (1...65535).contains(value) else {
+                throw MQTTError(code: .invalidConfiguration, message: "port '\(portPart)' in server URL is not 1-65535")
+            }
+            port = value
+        } else {
+            port = usesTLS ? 8883 : 1883
+        }
+    }
+}

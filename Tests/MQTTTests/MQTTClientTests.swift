@@ -1,0 +1,177 @@
+import Foundation
+import Testing
+@testable import MQTT
+import TestSupport
+
+/// The client against a real mosquitto started by each test.
+@Suite("MQTT client against a real broker")
+struct MQTTClientTests {
+    @Test("publish and receive round trip", arguments: [MQTTQoS.atMostOnce, .atLeastOnce],
+          [MQTTConfiguration.ProtocolVersion.v311, .v5])
+    func roundTrip(qos: MQTTQoS, version: MQTTConfiguration.ProtocolVersion) async throws {
+        let broker = try MosquittoBroker()
+        let subscriber = try await ConnectedClient(testConfiguration(broker, version: version), subscribe: ["t/#"], qos: qos)
+        let publisher = try await ConnectedClient(testConfiguration(broker, version: version))
+        try await publisher.client.publish(topic: "t/a", string: "hello", qos: qos)
+        try await publisher.client.publish(topic: "t/b", payload: [0, 255, 10], qos: qos)
+        #expect(await subscriber.messages.wait(count: 2))
+        let received = subscriber.messages.elements
+        #expect(received.map(\.topic) == ["t/a", "t/b"])
+        #expect(received.first?.payloadString == "hello")
+        #expect(received.last?.payload == [0, 255, 10], "binary payload copied byte for byte")
+        #expect(received.allSatisfy { $0.qos == qos && !$0.retain })
+        await publisher.client.disconnect()
+        await subscriber.client.disconnect()
+    }
+
+    @Test("retained message reaches a later subscriber with the retain flag")
+    func retained() async throws {
+        let broker = try MosquittoBroker()
+        let publisher = try await ConnectedClient(testConfiguration(broker))
+        try await publisher.client.publish(topic: "r/state", string: "{\"state\":\"online\"}", qos: .atLeastOnce, retain: true)
+        let late = try await ConnectedClient(testConfiguration(broker), subscribe: ["r/#"])
+        #expect(await late.messages.wait(count: 1))
+        #expect(late.messages.elements.first?.retain == true)
+        #expect(late.payloads(on: "r/state") == ["{\"state\":\"online\"}"])
+        await late.client.disconnect()
+        await publisher.client.disconnect()
+    }
+
+    @Test("the will is published when the connection dies, and not on a clean disconnect")
+    func will() async throws {
+        let broker = try MosquittoBroker()
+        let watcher = try await ConnectedClient(testConfiguration(broker), subscribe: ["w/#"])
+        var configuration = testConfiguration(broker)
+        configuration.will = .init(topic: "w/state", payload: Array("{\"state\":\"offline\"}".utf8), qos: .atLeastOnce, retain: true)
+
+        // A clean disconnect sends DISCONNECT: no will.
+        let polite = try await ConnectedClient(configuration)
+        await polite.client.disconnect()
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(watcher.payloads(on: "w/state").isEmpty)
+
+        // A killed connection (socket torn down without DISCONNECT): the broker sends the will.
+        let victim = try await ConnectedClient(configuration)
+        victim.client.breakConnectionForTesting()
+        #expect(await watcher.messages.wait { $0.contains { $0.topic == "w/state" } })
+        #expect(watcher.payloads(on: "w/state") == ["{\"state\":\"offline\"}"])
+        await victim.client.disconnect()
+        await watcher.client.disconnect()
+    }
+
+    @Test("a wrong password is refused with the broker's reason", arguments: [MQTTConfiguration.ProtocolVersion.v311, .v5])
+    func wrongPassword(version: MQTTConfiguration.ProtocolVersion) async throws {
+        let broker = try MosquittoBroker(.init(users: ["bridge": "correct horse"]))
+        var configuration = testConfiguration(broker, version: version)
+        configuration.username = "bridge"
+        configuration.password = "wrong"
+        let client = try MQTTClient(configuration: configuration)
+        let error = await #expect(throws: MQTTError.self) { try await client.connect() }
+        guard case .connectionRefused(let code)? = error?.code else {
+            Issue.record("expected connectionRefused, got \(String(describing: error))")
+            return
+        }
+        #expect(version == .v5 ? code == 135 || code == 134 : code == 5 || code == 4)
+        #expect(error?.message.contains("refused") == true)
+        #expect(error?.message.lowercased().contains("authori") == true || error?.message.lowercased().contains("password") == true)
+        #expect(error?.message.contains("wrong") == false, "the password never appears in an error")
+        await client.disconnect()
+
+        configuration.password = "correct horse"
+        let good = try await ConnectedClient(configuration)
+        #expect(good.client.isConnected)
+        await good.client.disconnect()
+    }
+
+    @Test("nothing listening: connect() throws a clear error instead of hanging")
+    func unreachable() async throws {
+        let port = try FreePort.find()
+        let client = try MQTTClient(configuration: .init(host: "127.0.0.1", port: port, clientID: "nobody"))
+        let error = await #expect(throws: MQTTError.self) { try await client.connect() }
+        #expect(error?.message.contains("127.0.0.1:\(port)") == true)
+        await client.disconnect()
+    }
+
+    @Test("10,000 QoS 1 messages in a burst: none lost, in order")
+    func burst() async throws {
+        let broker = try MosquittoBroker()
+        let subscriber = try await ConnectedClient(testConfiguration(broker), subscribe: ["burst/#"])
+        let publisher = try await ConnectedClient(testConfiguration(broker))
+        let count = 10_000
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<count {
+                group.addTask { try await publisher.client.publish(topic: "burst/x", string: "\(index)", qos: .atLeastOnce) }
+                if index % 500 == 499 { try await group.waitForAll() }
+            }
+            try await group.waitForAll()
+        }
+        #expect(await subscriber.messages.wait(count: count, timeout: .seconds(60)))
+        let received = subscriber.payloads(on: "burst/x").compactMap(Int.init)
+        #expect(received.count == count)
+        #expect(Set(received) == Set(0..<count), "every acknowledged message arrived")
+        #expect(publisher.client.statistics.messagesOut == count)
+        await publisher.client.disconnect()
+        await subscriber.client.disconnect()
+    }
+
+    @Test("unsubscribe stops delivery; subscribe reports the SUBACK")
+    func unsubscribe() async throws {
+        let broker = try MosquittoBroker()
+        let subscriber = try await ConnectedClient(testConfiguration(broker), subscribe: ["u/a", "u/b"])
+        #expect(subscriber.client.subscriptions == ["u/a", "u/b"])
+        try await subscriber.client.unsubscribe("u/a")
+        #expect(subscriber.client.subscriptions == ["u/b"])
+        let publisher = try await ConnectedClient(testConfiguration(broker))
+        try await Task.sleep(for: .milliseconds(100))
+        try await publisher.client.publish(topic: "u/a", string: "dropped", qos: .atLeastOnce)
+        try await publisher.client.publish(topic: "u/b", string: "kept", qos: .atLeastOnce)
+        #expect(await subscriber.messages.wait(count: 1))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(subscriber.messages.elements.map(\.payloadString) == ["kept"])
+        await publisher.client.disconnect()
+        await subscriber.client.disconnect()
+    }
+
+    @Test("ACLs: denied publishes and reads never reach anyone")
+    func aclDenied() async throws {
+        let acl = "user gw\ntopic write home/#\ntopic read home/#\n\nuser admin\ntopic readwrite #\n"
+        let broker = try MosquittoBroker(.init(users: ["gw": "pw", "admin": "root"], acl: acl))
+        var adminConfiguration = testConfiguration(broker)
+        adminConfiguration.username = "admin"
+        adminConfiguration.password = "root"
+        let admin = try await ConnectedClient(adminConfiguration, subscribe: ["#"])
+        var configuration = testConfiguration(broker)
+        configuration.username = "gw"
+        configuration.password = "pw"
+        let gateway = try await ConnectedClient(configuration)
+        // mosquitto 2.0 acknowledges a denied QoS 1 publish (v5 may carry a reason code >= 0x80,
+        // which the client turns into publishRefused) but never delivers it.
+        do {
+            try await gateway.client.publish(topic: "aabridge/bridge/state", string: "forged", qos: .atLeastOnce)
+        } catch {
+            guard case .publishRefused = error.code else { throw error }
+        }
+        try await gateway.client.publish(topic: "home/gw/BTtoMQTT/AA", string: "allowed", qos: .atLeastOnce)
+        #expect(await admin.messages.wait { $0.contains { $0.topic == "home/gw/BTtoMQTT/AA" } })
+        #expect(admin.payloads(on: "aabridge/bridge/state").isEmpty, "the denied publish was not delivered")
+        // Reading is enforced at delivery: the gateway hears nothing outside home/#.
+        try await gateway.client.subscribe("#")
+        try await admin.client.publish(topic: "aabridge/bridge/info", string: "private", qos: .atLeastOnce)
+        try await admin.client.publish(topic: "home/ping", string: "public", qos: .atLeastOnce)
+        #expect(await gateway.messages.wait { $0.contains { $0.topic == "home/ping" } })
+        #expect(gateway.payloads(on: "aabridge/bridge/info").isEmpty)
+        await gateway.client.disconnect()
+        await admin.client.disconnect()
+    }
+
+    @Test("disconnect fails pending work and finishes the streams")
+    func disconnectFinishes() async throws {
+        let broker = try MosquittoBroker()
+        let client = try MQTTClient(configuration: testConfiguration(broker))
+        try await client.connect()
+        await client.disconnect()
+        var iterator = client.messages.makeAsyncIterator()
+        #expect(await iterator.next() == nil)
+        await #expect(throws: MQTTError.self) { try await client.publish(topic: "x", string: "y") }
+    }
+}

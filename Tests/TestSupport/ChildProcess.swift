@@ -1,0 +1,70 @@
+import Foundation
+
+/// A child process started with `posix_spawn` and reaped with `waitpid`.
+///
+/// Foundation's `Process.waitUntilExit` spins a run loop and can hang when called from a
+/// Swift concurrency thread (as test deinits are), so brokers are managed this way instead.
+public final class ChildProcess: Sendable {
+    public let pid: pid_t
+
+    /// Starts `path` with `arguments`; stdin is /dev/null, stdout and stderr go to `output`.
+    public init(path: String, arguments: [String], output: String = "/dev/null") throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for fd in [STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO] {
+            if fd == STDIN_FILENO {
+                posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDONLY, 0)
+            } else {
+                posix_spawn_file_actions_addopen(&actions, fd, output, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+            }
+        }
+        // The child must not inherit a blocked signal mask from whatever thread spawns it (test
+        // runners block signals on their threads): mosquitto would then ignore SIGTERM.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var emptyMask = sigset_t()
+        sigemptyset(&emptyMask)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigmask(&attributes, &emptyMask)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var child: pid_t = 0
+        let rc = posix_spawn(&child, path, &actions, &attributes, argv, environ)
+        guard rc == 0 else { throw BrokerError("posix_spawn \(path): \(String(cString: strerror(rc)))") }
+        pid = child
+    }
+
+    /// Sends `signal` and waits for the process to exit (SIGKILL after `timeout` seconds).
+    public func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 10) {
+        kill(pid, signal)
+        let deadline = Date().addingTimeInterval(timeout)
+        var status: Int32 = 0
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            if Date() > deadline {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                return
+            }
+            usleep(5_000)
+        }
+    }
+
+    /// Waits for the process to exit and returns its exit status (-1 when killed by a signal).
+    public func wait() -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+    }
+
+    /// Whether the process has not exited yet (it is reaped if it has).
+    public var isRunning: Bool {
+        var status: Int32 = 0
+        return waitpid(pid, &status, WNOHANG) == 0
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+import Synchronization
+
+/// Drains an `AsyncStream` in the background so a test can wait for a condition on what
+/// arrived, with a deadline instead of hanging forever when it never does.
+public final class StreamCollector<Element: Sendable>: Sendable {
+    private final class Received: Sendable {
+        let elements = Mutex<[Element]>([])
+    }
+
+    private let received = Received()
+    private let task: Task<Void, Never>
+
+    public init(_ stream: AsyncStream<Element>) {
+        let received = self.received
+        task = Task {
+            for await element in stream { received.elements.withLock { $0.append(element) } }
+        }
+    }
+
+    deinit { task.cancel() }
+
+    public var elements: [Element] { received.elements.withLock { $0 } }
+
+    /// Waits until `condition` holds for what has arrived, or `timeout` passes.
+    /// - Returns: whether the condition held.
+    @discardableResult
+    public func wait(timeout: Duration = .seconds(10), until condition: ([Element]) -> Bool) async -> Bool {
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while clock.now < deadline {
+            if received.elements.withLock({ condition($0) }) { return true }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return received.elements.withLock { condition($0) }
+    }
+
+    /// Waits until at least `count` elements have arrived.
+    @discardableResult
+    public func wait(count: Int, timeout: Duration = .seconds(10)) async -> Bool {
+        await wait(timeout: timeout) { $0.count >= count }
+    }
+
+    public func removeAll() { received.elements.withLock { $0.removeAll() } }
+}

@@ -1,2 +1,0 @@
-import MQTT
-public enum TestSupportModule {}
