@@ -1,0 +1,22 @@
+/// Everything the accessory state object (`accessory/<ID>`) shows.
+public struct AccessoryStatus: Hashable, Sendable {
+    public var accessory: Accessory
+    public var registration: Registration?
+    /// The last wear reading (raw, before debounce).
+    public var worn: Bool?
+    /// All connected sources, in order (the configuration holds the first two).
+    public var sources: [BluetoothAddress]
+    /// Sources whose audio goes to this accessory now, sorted.
+    public var routes: [BluetoothAddress]
+    public var available: Bool
+    public var rssi: Int?
+    public var gateway: String?
+    public var battery: Battery?
+    public var lastSeen: Timestamp?
+    public var lastError: AccessoryControlDevice.Error?
+
+    /// `active`, `invalidated` or `none`.
+    public var registrationState: String { registration?.stateName ?? "none" }
+    /// The committed placement.
+    public var placement: AccessoryControlDevice.Placement? { registration?.configuration.devicePlacement }
+}

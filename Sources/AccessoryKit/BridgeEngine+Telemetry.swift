@@ -1,0 +1,248 @@
+extension BridgeEngine {
+    // MARK: Sightings (the hot path)
+
+    mutating func observe(_ sighting: AdvertisementSighting, now: Timestamp) {
+        guard session.state == .activated else { return }
+        let id = sighting.address
+        if let index = records.index(forKey: id) {
+            // In-place through the index: one hash per sighting, no copy of the record.
+            records.values[index].lastSeen = now
+            records.values[index].rssi = sighting.rssi
+            if records.values[index].gateway != sighting.gateway { records.values[index].gateway = sighting.gateway }
+            if !records.values[index].available { becameAvailable(id, now: now) }
+            if let decoded = sighting.decoded { apply(decoded, to: id, now: now) }
+            return
+        }
+        // Unknown addresses only matter to a presented picker, whose candidates are bounded.
+        guard session.picker != nil else { return }
+        var events: [SetupEvent] = []
+        if session.observe(sighting, now: now, events: &events) {
+            emitEvents(events)
+            emit(.pickerChanged(session.picker))
+        }
+    }
+
+    /// A decoder's reading. Unlike an explicit report it is not a request to update, so it
+    /// only feeds placement when the registration can take it (no error per advertisement).
+    mutating func apply(_ decoded: AdvertisementSighting.Decoded, to id: BluetoothAddress, now: Timestamp) {
+        if let battery = decoded.battery, records[id]?.battery != battery {
+            records[id]?.battery = battery
+            markChanged(id)
+        }
+        guard let record = records[id],
+              let placement = decoded.placement ?? decoded.worn.map({ PlacementFilter.placement(worn: $0, hardware: record.hardware) })
+        else { return }
+        setWorn(id, placement.isWorn)
+        guard let registration = registry[id], !registration.isInvalidated,
+              registration.configuration.deviceCapabilities.contains(.placement) else { return }
+        feedPlacement(id, placement, now: now)
+    }
+
+    // MARK: Reports (extension role)
+
+    mutating func apply(_ report: AccessoryReport, now: Timestamp) {
+        let id = report.accessory
+        guard session.state == .activated, records[id] != nil else { return }
+        if let gateway = report.gateway { heard(id, gateway: gateway, now: now) }
+        for change in report.changes {
+            guard let record = records[id] else { return }
+            switch change {
+            case .placement(let placement):
+                setWorn(id, placement.isWorn)
+                if let error = gate(id, .devicePlacement) { publishError(error, for: id) } else { feedPlacement(id, placement, now: now) }
+            case .worn(let worn, let hardware):
+                setWorn(id, worn)
+                let placement = PlacementFilter.placement(worn: worn, hardware: hardware ?? record.hardware)
+                if let error = gate(id, .devicePlacement) { publishError(error, for: id) } else { feedPlacement(id, placement, now: now) }
+            case .sources(let sources):
+                changeSources(id, reason: .preferredSource, now: now) { $0.replace(with: sources) }
+            case .sourceConnected(let source):
+                changeSources(id, reason: .sourceConnected, now: now) { $0.connect(source) }
+            case .sourceDisconnected(let source):
+                changeSources(id, reason: .sourceDisconnected, now: now) { $0.disconnect(source) }
+            case .preferredSource(let source):
+                changeSources(id, reason: .preferredSource, now: now) { $0.prefer(source) }
+            case .rssi(let rssi):
+                records[id]?.rssi = rssi
+            case .battery(let battery):
+                if record.battery != battery {
+                    records[id]?.battery = battery
+                    markChanged(id)
+                }
+            case .invalid(let field, let message):
+                publishError(.init(.invalidRequest, operation: .update, field: Self.field(forKey: field), message: "\(field): \(message)"), for: id)
+            }
+        }
+    }
+
+    /// The configuration field a telemetry key writes.
+    static func field(forKey key: String) -> AccessoryControlDevice.Error.Field? {
+        switch key {
+        case "placement", "worn", "hardware": .devicePlacement
+        case "sources", "source_connected", "source_disconnected", "preferred_source": .primaryAudioSourceDeviceIdentifier
+        default: nil
+        }
+    }
+
+    /// Checks, before anything is buffered, that an update of this field could succeed at all
+    /// (registered, not invalidated, capability registered), so the error is immediate.
+    func gate(_ id: BluetoothAddress, _ field: AccessoryControlDevice.Error.Field) -> AccessoryControlDevice.Error? {
+        guard let accessory = session.accessories[id] else {
+            return .init(.invalidRequest, operation: .update, field: .accessory, message: "unknown accessory \(id)")
+        }
+        let capabilities: AccessoryControlDevice.Capabilities
+        do throws(AccessoryControlDevice.Error) {
+            capabilities = try registry.current(for: accessory, operation: .update).configuration.deviceCapabilities
+        } catch {
+            return error
+        }
+        if field == .devicePlacement && !capabilities.contains(.placement) {
+            return .init(.accessoryNotCapable, operation: .update, field: .devicePlacement, message: "placement was not registered")
+        }
+        if field != .devicePlacement && !capabilities.contains(.audioSwitching) {
+            return .init(.accessoryNotCapable, operation: .update, field: field, message: "audioSwitching was not registered")
+        }
+        return nil
+    }
+
+    mutating func setWorn(_ id: BluetoothAddress, _ worn: Bool) {
+        guard records[id]?.worn != worn else { return }
+        records[id]?.worn = worn
+        markChanged(id)
+    }
+
+    // MARK: Placement
+
+    mutating func feedPlacement(_ id: BluetoothAddress, _ placement: AccessoryControlDevice.Placement, now: Timestamp) {
+        guard let index = records.index(forKey: id) else { return }
+        let before = records.values[index].filter.committed
+        guard let commit = records.values[index].filter.observe(placement, at: now) else {
+            if records.values[index].filter.pending != nil {
+                pendingPlacements.insert(id)
+            } else if !pendingPlacements.isEmpty {
+                pendingPlacements.remove(id)
+            }
+            return
+        }
+        pendingPlacements.remove(id)
+        commitPlacement(id, commit, previous: before, now: now)
+    }
+
+    /// Sends a committed placement as an update (read-modify-write); on failure the filter
+    /// goes back to the placement before, so nothing changed.
+    mutating func commitPlacement(_ id: BluetoothAddress, _ placement: AccessoryControlDevice.Placement, previous: AccessoryControlDevice.Placement?, now: Timestamp) {
+        guard let accessory = session.accessories[id] else { return }
+        do throws(AccessoryControlDevice.Error) {
+            var configuration = try registry.current(for: accessory, operation: .update).configuration
+            let wasWorn = configuration.devicePlacement?.isWorn == true
+            configuration.devicePlacement = placement
+            guard try registry.update(configuration, for: accessory, role: .extension) else { return }
+            if placement.isWorn && !wasWorn { records[id]?.wornSince = now }
+            if let registration = registry[id] {
+                emit(.registrationChanged(id, registration))
+                emit(.storage(.upsertRegistration(id, registration)))
+            }
+            markChanged(id)
+            recomputeRoutes(configuration.sources, now: now) { _ in .placement(placement) }
+        } catch {
+            records[id]?.filter.revert(to: previous)
+            publishError(error, for: id)
+        }
+    }
+
+    // MARK: Sources
+
+    mutating func changeSources(_ id: BluetoothAddress, reason: DecisionReason, now: Timestamp, _ operation: (inout SourceTracker) -> Bool) {
+        if let error = gate(id, .primaryAudioSourceDeviceIdentifier) {
+            publishError(error, for: id)
+            return
+        }
+        guard let accessory = session.accessories[id], var tracker = records[id]?.tracker, operation(&tracker) else { return }
+        do throws(AccessoryControlDevice.Error) {
+            var configuration = try registry.current(for: accessory, operation: .update).configuration
+            let old = configuration.sources
+            configuration.primaryAudioSourceDeviceIdentifier = tracker.primary
+            configuration.secondaryAudioSourceDeviceIdentifier = tracker.secondary
+            let changedConfiguration = try registry.update(configuration, for: accessory, role: .extension)
+            records[id]?.tracker = tracker
+            markChanged(id)
+            guard changedConfiguration else { return }
+            let new = configuration.sources
+            reindex(id, old: old, new: new)
+            if let registration = registry[id] {
+                emit(.registrationChanged(id, registration))
+                emit(.storage(.upsertRegistration(id, registration)))
+            }
+            recomputeRoutes(old + new, now: now) { source in
+                if !old.contains(source) { return .sourceConnected }
+                if !new.contains(source) { return .sourceDisconnected }
+                return reason
+            }
+        } catch {
+            publishError(error, for: id)
+        }
+    }
+
+    // MARK: Availability
+
+    mutating func heard(_ id: BluetoothAddress, gateway: String, now: Timestamp) {
+        records[id]?.lastSeen = now
+        records[id]?.gateway = gateway
+        if records[id]?.available == false { becameAvailable(id, now: now) }
+    }
+
+    mutating func becameAvailable(_ id: BluetoothAddress, now: Timestamp) {
+        records[id]?.available = true
+        emit(.availabilityChanged(id, available: true))
+        markChanged(id)
+        // Without placement an accessory counts as put on when it comes back.
+        if registry[id]?.configuration.deviceCapabilities.contains(.placement) != true { records[id]?.wornSince = now }
+        recomputeRoutes(listedSources(id), now: now) { _ in .sourceConnected }
+    }
+
+    /// No gateway heard it within the timeout: it cannot be connected to anything we
+    /// can see, so its sources are cleared (a stale identifier is a defect).
+    mutating func becameUnavailable(_ id: BluetoothAddress, now: Timestamp) {
+        records[id]?.available = false
+        emit(.availabilityChanged(id, available: false))
+        markChanged(id)
+        let listed = listedSources(id)
+        records[id]?.tracker.clear()
+        if let accessory = session.accessories[id], let registration = registry[id], !registration.isInvalidated, !listed.isEmpty {
+            var configuration = registration.configuration
+            configuration.primaryAudioSourceDeviceIdentifier = nil
+            configuration.secondaryAudioSourceDeviceIdentifier = nil
+            if (try? registry.update(configuration, for: accessory, role: .extension)) == true, let updated = registry[id] {
+                reindex(id, old: listed, new: [])
+                emit(.registrationChanged(id, updated))
+                emit(.storage(.upsertRegistration(id, updated)))
+            }
+        }
+        recomputeRoutes(listed, now: now) { _ in .unavailable }
+    }
+
+    // MARK: Time
+
+    mutating func tick(now: Timestamp) {
+        guard session.state == .activated else { return }
+        var events: [SetupEvent] = []
+        session.tick(now: now, events: &events)
+        if !events.isEmpty {
+            emitEvents(events)
+            emit(.pickerChanged(session.picker))
+        }
+        if !pendingPlacements.isEmpty {
+            for id in pendingPlacements.sorted() {
+                let before = records[id]?.filter.committed
+                guard let placement = records[id]?.filter.tick(at: now) else { continue }
+                pendingPlacements.remove(id)
+                commitPlacement(id, placement, previous: before, now: now)
+            }
+        }
+        var expired: [BluetoothAddress] = []
+        for (id, record) in records where record.available {
+            if let lastSeen = record.lastSeen, now.milliseconds(since: lastSeen) > availabilityTimeout { expired.append(id) }
+        }
+        for id in expired.sorted() { becameUnavailable(id, now: now) }
+    }
+}
