@@ -231,6 +231,13 @@ extension BridgeEngine {
             emitEvents(events)
             emit(.pickerChanged(session.picker))
         }
+        // Availability first: a placement committed in the same tick must not route to an
+        // accessory that is already gone.
+        var expired: [BluetoothAddress] = []
+        for (id, record) in records where record.available {
+            if let lastSeen = record.lastSeen, now.milliseconds(since: lastSeen) > availabilityTimeout { expired.append(id) }
+        }
+        for id in expired.sorted() { becameUnavailable(id, now: now) }
         if !pendingPlacements.isEmpty {
             for id in pendingPlacements.sorted() {
                 let before = records[id]?.filter.committed
@@ -239,10 +246,5 @@ extension BridgeEngine {
                 commitPlacement(id, placement, previous: before, now: now)
             }
         }
-        var expired: [BluetoothAddress] = []
-        for (id, record) in records where record.available {
-            if let lastSeen = record.lastSeen, now.milliseconds(since: lastSeen) > availabilityTimeout { expired.append(id) }
-        }
-        for id in expired.sorted() { becameUnavailable(id, now: now) }
     }
 }
