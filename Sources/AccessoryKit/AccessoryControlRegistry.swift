@@ -64,14 +64,20 @@ public struct AccessoryControlRegistry: Hashable, Sendable {
 
     /// The handle for a registered accessory (`current(for:)`).
     public func current(for accessory: Accessory, operation: AccessoryControlDevice.Operation = .current) throws(AccessoryControlDevice.Error) -> AccessoryControlDevice {
-        guard let registration = registrations[accessory.id] else {
-            throw .init(.invalidRequest, operation: operation, field: .accessory, message: "accessory \(accessory.id) was never registered")
+        AccessoryControlDevice(accessory: accessory, configuration: try configuration(of: accessory.id, operation: operation))
+    }
+
+    /// The current configuration by id: what `current(for:)` checks, without copying the accessory
+    /// (the engine's telemetry path only needs the configuration).
+    public func configuration(of id: BluetoothAddress, operation: AccessoryControlDevice.Operation = .current) throws(AccessoryControlDevice.Error) -> AccessoryControlDevice.Configuration {
+        guard let registration = registrations[id] else {
+            throw .init(.invalidRequest, operation: operation, field: .accessory, message: "accessory \(id) was never registered")
         }
         guard !registration.isInvalidated else {
             throw .init(.invalidated, operation: operation, field: .accessory,
-                        message: "the registration of \(accessory.id) was invalidated; register it again")
+                        message: "the registration of \(id) was invalidated; register it again")
         }
-        return AccessoryControlDevice(accessory: accessory, configuration: registration.configuration)
+        return registration.configuration
     }
 
     /// Applies an extension-role `update(_:)`: the caller read `current(for:)`, changed
@@ -82,10 +88,19 @@ public struct AccessoryControlRegistry: Hashable, Sendable {
         _ configuration: AccessoryControlDevice.Configuration, for accessory: Accessory,
         role: AccessoryControlDevice.Role = .extension
     ) throws(AccessoryControlDevice.Error) -> Bool {
+        try update(configuration, id: accessory.id, role: role)
+    }
+
+    /// `update(_:for:role:)` by id.
+    @discardableResult
+    public mutating func update(
+        _ configuration: AccessoryControlDevice.Configuration, id: BluetoothAddress,
+        role: AccessoryControlDevice.Role = .extension
+    ) throws(AccessoryControlDevice.Error) -> Bool {
         guard role == .extension else {
             throw .init(.invalidRequest, operation: .update, message: "update is an extension-role operation")
         }
-        let current = try self.current(for: accessory, operation: .update).configuration
+        let current = try self.configuration(of: id, operation: .update)
         let capabilities = current.deviceCapabilities
         guard configuration.deviceCapabilities == capabilities else {
             throw .init(.invalidRequest, operation: .update, field: .deviceCapabilities, message: "capabilities are fixed by registration")
@@ -109,7 +124,7 @@ public struct AccessoryControlRegistry: Hashable, Sendable {
         }
         try Self.checkSources(configuration, operation: .update)
         guard configuration != current else { return false }
-        registrations[accessory.id]?.configuration = configuration
+        registrations[id]?.configuration = configuration
         return true
     }
 

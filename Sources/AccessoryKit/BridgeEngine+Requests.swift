@@ -16,6 +16,7 @@ extension BridgeEngine {
             records[id]?.lastSeen = now
             records[id]?.wornSince = now
         }
+        if !records.isEmpty { scheduleAvailabilityCheck(lastSeen: now) }
         if !migrationComplete && !configuration.migrations.isEmpty {
             events = []
             let added: [Accessory]
@@ -29,6 +30,7 @@ extension BridgeEngine {
                 records[accessory.id]?.available = true
                 records[accessory.id]?.lastSeen = now
                 records[accessory.id]?.wornSince = now
+                scheduleAvailabilityCheck(lastSeen: now)
                 emit(.storage(.upsertAccessory(accessory)))
             }
             emitEvents(events)
@@ -200,6 +202,7 @@ extension BridgeEngine {
         records[accessory.id]?.rssi = candidate?.rssi
         records[accessory.id]?.gateway = candidate?.gateway
         records[accessory.id]?.wornSince = now
+        scheduleAvailabilityCheck(lastSeen: records[accessory.id]?.lastSeen ?? now)
         emit(.storage(.upsertAccessory(accessory)))
         markChanged(accessory.id)
         autoRegisterIfConfigured(accessory.id, now: now)

@@ -29,8 +29,8 @@ extension BridgeEngine {
             records[id]?.battery = battery
             markChanged(id)
         }
-        guard let record = records[id],
-              let placement = decoded.placement ?? decoded.worn.map({ PlacementFilter.placement(worn: $0, hardware: record.hardware) })
+        guard let hardware = records[id]?.hardware,
+              let placement = decoded.placement ?? decoded.worn.map({ PlacementFilter.placement(worn: $0, hardware: hardware) })
         else { return }
         setWorn(id, placement.isWorn)
         guard let registration = registry[id], !registration.isInvalidated,
@@ -87,12 +87,12 @@ extension BridgeEngine {
     /// Checks, before anything is buffered, that an update of this field could succeed at all
     /// (registered, not invalidated, capability registered), so the error is immediate.
     func gate(_ id: BluetoothAddress, _ field: AccessoryControlDevice.Error.Field) -> AccessoryControlDevice.Error? {
-        guard let accessory = session.accessories[id] else {
+        guard session.accessories.index(forKey: id) != nil else {
             return .init(.invalidRequest, operation: .update, field: .accessory, message: "unknown accessory \(id)")
         }
         let capabilities: AccessoryControlDevice.Capabilities
         do throws(AccessoryControlDevice.Error) {
-            capabilities = try registry.current(for: accessory, operation: .update).configuration.deviceCapabilities
+            capabilities = try registry.configuration(of: id, operation: .update).deviceCapabilities
         } catch {
             return error
         }
@@ -131,12 +131,12 @@ extension BridgeEngine {
     /// Sends a committed placement as an update (read-modify-write); on failure the filter
     /// goes back to the placement before, so nothing changed.
     mutating func commitPlacement(_ id: BluetoothAddress, _ placement: AccessoryControlDevice.Placement, previous: AccessoryControlDevice.Placement?, now: Timestamp) {
-        guard let accessory = session.accessories[id] else { return }
+        guard session.accessories.index(forKey: id) != nil else { return }
         do throws(AccessoryControlDevice.Error) {
-            var configuration = try registry.current(for: accessory, operation: .update).configuration
+            var configuration = try registry.configuration(of: id, operation: .update)
             let wasWorn = configuration.devicePlacement?.isWorn == true
             configuration.devicePlacement = placement
-            guard try registry.update(configuration, for: accessory, role: .extension) else { return }
+            guard try registry.update(configuration, id: id, role: .extension) else { return }
             if placement.isWorn && !wasWorn { records[id]?.wornSince = now }
             if let registration = registry[id] {
                 emit(.registrationChanged(id, registration))
@@ -157,13 +157,13 @@ extension BridgeEngine {
             publishError(error, for: id)
             return
         }
-        guard let accessory = session.accessories[id], var tracker = records[id]?.tracker, operation(&tracker) else { return }
+        guard session.accessories.index(forKey: id) != nil, var tracker = records[id]?.tracker, operation(&tracker) else { return }
         do throws(AccessoryControlDevice.Error) {
-            var configuration = try registry.current(for: accessory, operation: .update).configuration
+            var configuration = try registry.configuration(of: id, operation: .update)
             let old = configuration.sources
             configuration.primaryAudioSourceDeviceIdentifier = tracker.primary
             configuration.secondaryAudioSourceDeviceIdentifier = tracker.secondary
-            let changedConfiguration = try registry.update(configuration, for: accessory, role: .extension)
+            let changedConfiguration = try registry.update(configuration, id: id, role: .extension)
             records[id]?.tracker = tracker
             markChanged(id)
             guard changedConfiguration else { return }
@@ -193,6 +193,7 @@ extension BridgeEngine {
 
     mutating func becameAvailable(_ id: BluetoothAddress, now: Timestamp) {
         records[id]?.available = true
+        scheduleAvailabilityCheck(lastSeen: now)
         emit(.availabilityChanged(id, available: true))
         markChanged(id)
         // Without placement an accessory counts as put on when it comes back.
@@ -208,11 +209,11 @@ extension BridgeEngine {
         markChanged(id)
         let listed = listedSources(id)
         records[id]?.tracker.clear()
-        if let accessory = session.accessories[id], let registration = registry[id], !registration.isInvalidated, !listed.isEmpty {
+        if let registration = registry[id], !registration.isInvalidated, !listed.isEmpty {
             var configuration = registration.configuration
             configuration.primaryAudioSourceDeviceIdentifier = nil
             configuration.secondaryAudioSourceDeviceIdentifier = nil
-            if (try? registry.update(configuration, for: accessory, role: .extension)) == true, let updated = registry[id] {
+            if (try? registry.update(configuration, id: id, role: .extension)) == true, let updated = registry[id] {
                 reindex(id, old: listed, new: [])
                 emit(.registrationChanged(id, updated))
                 emit(.storage(.upsertRegistration(id, updated)))
@@ -233,11 +234,7 @@ extension BridgeEngine {
         }
         // Availability first: a placement committed in the same tick must not route to an
         // accessory that is already gone.
-        var expired: [BluetoothAddress] = []
-        for (id, record) in records where record.available {
-            if let lastSeen = record.lastSeen, now.milliseconds(since: lastSeen) > availabilityTimeout { expired.append(id) }
-        }
-        for id in expired.sorted() { becameUnavailable(id, now: now) }
+        if let due = availabilityCheckAt, now >= due { expireAvailability(now: now) }
         if !pendingPlacements.isEmpty {
             for id in pendingPlacements.sorted() {
                 let before = records[id]?.filter.committed
@@ -246,5 +243,30 @@ extension BridgeEngine {
                 commitPlacement(id, placement, previous: before, now: now)
             }
         }
+    }
+
+    /// Marks accessories not heard within the timeout unavailable and computes when the next
+    /// one can expire. lastSeen only grows, so that time is a safe lower bound: the scan runs
+    /// about once per timeout instead of on every tick.
+    mutating func expireAvailability(now: Timestamp) {
+        var expired: [BluetoothAddress] = []
+        var next: Timestamp?
+        for (id, record) in records where record.available {
+            guard let lastSeen = record.lastSeen else { continue }
+            if now.milliseconds(since: lastSeen) > availabilityTimeout {
+                expired.append(id)
+            } else {
+                let due = lastSeen.advanced(byMilliseconds: availabilityTimeout + 1)
+                if next.map({ due < $0 }) ?? true { next = due }
+            }
+        }
+        availabilityCheckAt = next
+        for id in expired.sorted() { becameUnavailable(id, now: now) }
+    }
+
+    /// Records that an accessory heard at `lastSeen` can expire; keeps the earliest check time.
+    mutating func scheduleAvailabilityCheck(lastSeen: Timestamp) {
+        let due = lastSeen.advanced(byMilliseconds: availabilityTimeout + 1)
+        if availabilityCheckAt.map({ due < $0 }) ?? true { availabilityCheckAt = due }
     }
 }

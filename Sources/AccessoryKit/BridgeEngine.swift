@@ -37,6 +37,8 @@ public struct BridgeEngine: Sendable {
     /// source -> accessories whose configuration lists it, so a route is recomputed
     /// from a handful of accessories instead of all of them.
     var sourceIndex: [BluetoothAddress: [BluetoothAddress]] = [:]
+    /// When the next availability expiry can happen (nil: nothing available).
+    var availabilityCheckAt: Timestamp?
     /// Accessories with a placement waiting out the debounce window.
     var pendingPlacements: Set<BluetoothAddress> = []
     let productsByName: [String: Product]
@@ -93,7 +95,8 @@ public struct BridgeEngine: Sendable {
         guard let accessory = session.accessories[id], let record = records[id] else { return nil }
         return AccessoryStatus(
             accessory: accessory, registration: registry[id], worn: record.worn, sources: record.tracker.sources,
-            routes: routes.filter { $0.value == id }.map(\.key).sorted(), available: record.available,
+            // A route to this accessory needs the source in its configuration, so only those are looked up.
+            routes: listedSources(id).filter { routes[$0] == id }.sorted(), available: record.available,
             rssi: record.rssi, gateway: record.gateway, battery: record.battery, lastSeen: record.lastSeen,
             lastError: record.lastError)
     }
@@ -116,10 +119,11 @@ public struct BridgeEngine: Sendable {
     /// The presented picker, nil when idle.
     public var picker: Picker? { session.picker }
 
-    /// The earliest time a `.tick` has work (debounce, picker timeout); availability
-    /// expiry is checked on every tick, so the runtime should tick at least once a second.
+    /// The earliest time a `.tick` has work (debounce, picker timeout, availability expiry),
+    /// for the runtime's timer.
     public var nextDeadline: Timestamp? {
         var deadline = session.nextDeadline
+        if let due = availabilityCheckAt, deadline.map({ due < $0 }) ?? true { deadline = due }
         for id in pendingPlacements {
             if let due = records[id]?.filter.deadline, deadline.map({ due < $0 }) ?? true { deadline = due }
         }
