@@ -162,7 +162,6 @@ extension BridgeEngine {
         records[id]?.filter = PlacementFilter(debounceMilliseconds: debounce, committed: stored.devicePlacement)
         records[id]?.tracker = SourceTracker(sources: stored.sources)
         records[id]?.wornSince = now
-        pendingPlacements.remove(id)
         reindex(id, old: oldSources, new: stored.sources)
         if let registration = registry[id] {
             emit(.registrationChanged(id, registration))
@@ -215,7 +214,6 @@ extension BridgeEngine {
         let wasRegistered = registry[id] != nil
         registry.invalidate(id)
         records[id] = nil
-        pendingPlacements.remove(id)
         emit(.storage(.deleteAccessory(id)))
         if wasRegistered { emit(.storage(.deleteRegistration(id))) }
         recomputeRoutes(sources, now: now) { _ in .removed }

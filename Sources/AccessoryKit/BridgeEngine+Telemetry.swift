@@ -116,15 +116,13 @@ extension BridgeEngine {
     mutating func feedPlacement(_ id: BluetoothAddress, _ placement: AccessoryControlDevice.Placement, now: Timestamp) {
         guard let index = records.index(forKey: id) else { return }
         let before = records.values[index].filter.committed
+        let deadlineBefore = records.values[index].filter.deadline
         guard let commit = records.values[index].filter.observe(placement, at: now) else {
-            if records.values[index].filter.pending != nil {
-                pendingPlacements.insert(id)
-            } else if !pendingPlacements.isEmpty {
-                pendingPlacements.remove(id)
+            if let deadline = records.values[index].filter.deadline, deadline != deadlineBefore {
+                placementQueue.append((deadline, id))
             }
             return
         }
-        pendingPlacements.remove(id)
         commitPlacement(id, commit, previous: before, now: now)
     }
 
@@ -235,13 +233,20 @@ extension BridgeEngine {
         // Availability first: a placement committed in the same tick must not route to an
         // accessory that is already gone.
         if let due = availabilityCheckAt, now >= due { expireAvailability(now: now) }
-        if !pendingPlacements.isEmpty {
-            for id in pendingPlacements.sorted() {
-                let before = records[id]?.filter.committed
-                guard let placement = records[id]?.filter.tick(at: now) else { continue }
-                pendingPlacements.remove(id)
-                commitPlacement(id, placement, previous: before, now: now)
-            }
+        while placementQueueHead < placementQueue.count, placementQueue[placementQueueHead].deadline <= now {
+            let (deadline, id) = placementQueue[placementQueueHead]
+            placementQueueHead += 1
+            guard let index = records.index(forKey: id), records.values[index].filter.deadline == deadline else { continue }
+            let before = records.values[index].filter.committed
+            guard let placement = records.values[index].filter.tick(at: now) else { continue }
+            commitPlacement(id, placement, previous: before, now: now)
+        }
+        if placementQueueHead == placementQueue.count {
+            placementQueue.removeAll(keepingCapacity: true)
+            placementQueueHead = 0
+        } else if placementQueueHead > 4096 && placementQueueHead * 2 > placementQueue.count {
+            placementQueue.removeFirst(placementQueueHead)
+            placementQueueHead = 0
         }
     }
 

@@ -39,8 +39,11 @@ public struct BridgeEngine: Sendable {
     var sourceIndex: [BluetoothAddress: [BluetoothAddress]] = [:]
     /// When the next availability expiry can happen (nil: nothing available).
     var availabilityCheckAt: Timestamp?
-    /// Accessories with a placement waiting out the debounce window.
-    var pendingPlacements: Set<BluetoothAddress> = []
+    /// Debounce deadlines in the order they were set. The window is constant and time only
+    /// moves forward, so the queue is sorted; an entry whose filter was restarted, reverted or
+    /// removed since is skipped when it comes up (the restart pushed a newer entry).
+    var placementQueue: [(deadline: Timestamp, id: BluetoothAddress)] = []
+    var placementQueueHead = 0
     let productsByName: [String: Product]
     let debounce: Int64
     let availabilityTimeout: Int64
@@ -124,8 +127,9 @@ public struct BridgeEngine: Sendable {
     public var nextDeadline: Timestamp? {
         var deadline = session.nextDeadline
         if let due = availabilityCheckAt, deadline.map({ due < $0 }) ?? true { deadline = due }
-        for id in pendingPlacements {
-            if let due = records[id]?.filter.deadline, deadline.map({ due < $0 }) ?? true { deadline = due }
+        if placementQueueHead < placementQueue.count {
+            let due = placementQueue[placementQueueHead].deadline
+            if deadline.map({ due < $0 }) ?? true { deadline = due }
         }
         return deadline
     }

@@ -71,6 +71,7 @@ enum CoreBenchmark {
                 now = now.advanced(byMilliseconds: 1)
                 let step = engine.handle(.tick, at: now)
                 outputs += step.outputs.count
+                for output in step.outputs { if case .decision = output { decisions += 1 } }
             }
             let step = engine.handle(workload[index % workload.count], at: now)
             outputs += step.outputs.count
