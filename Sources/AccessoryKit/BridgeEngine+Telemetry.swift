@@ -6,10 +6,13 @@ extension BridgeEngine {
         let id = sighting.address
         if let index = records.index(forKey: id) {
             // In-place through the index: one hash per sighting, no copy of the record.
-            records.values[index].lastSeen = now
-            records.values[index].rssi = sighting.rssi
-            if records.values[index].gateway != sighting.gateway { records.values[index].gateway = sighting.gateway }
-            if !records.values[index].available { becameAvailable(id, now: now) }
+            let wasAvailable = Self.update(&records.values[index]) { record in
+                record.lastSeen = now
+                record.rssi = sighting.rssi
+                if record.gateway != sighting.gateway { record.gateway = sighting.gateway }
+                return record.available
+            }
+            if !wasAvailable { becameAvailable(id, now: now) }
             if let decoded = sighting.decoded { apply(decoded, to: id, now: now) }
             return
         }
@@ -115,12 +118,14 @@ extension BridgeEngine {
 
     mutating func feedPlacement(_ id: BluetoothAddress, _ placement: AccessoryControlDevice.Placement, now: Timestamp) {
         guard let index = records.index(forKey: id) else { return }
-        let before = records.values[index].filter.committed
-        let deadlineBefore = records.values[index].filter.deadline
-        guard let commit = records.values[index].filter.observe(placement, at: now) else {
-            if let deadline = records.values[index].filter.deadline, deadline != deadlineBefore {
-                placementQueue.append((deadline, id))
-            }
+        let (before, commit, newDeadline) = Self.update(&records.values[index].filter) { filter in
+            let before = filter.committed
+            let deadlineBefore = filter.deadline
+            let commit = filter.observe(placement, at: now)
+            return (before, commit, filter.deadline == deadlineBefore ? nil : filter.deadline)
+        }
+        guard let commit else {
+            if let newDeadline { placementQueue.append((newDeadline, id)) }
             return
         }
         commitPlacement(id, commit, previous: before, now: now)
@@ -220,6 +225,13 @@ extension BridgeEngine {
         recomputeRoutes(listed, now: now) { _ in .unavailable }
     }
 
+    /// Runs `body` on a value in place. Reading a field through `Dictionary.Values`' getter
+    /// copies the whole record; going through `inout` uses the in-place accessor instead.
+    @inline(__always)
+    static func update<Value, Result>(_ value: inout Value, _ body: (inout Value) -> Result) -> Result {
+        body(&value)
+    }
+
     // MARK: Time
 
     mutating func tick(now: Timestamp) {
@@ -236,9 +248,11 @@ extension BridgeEngine {
         while placementQueueHead < placementQueue.count, placementQueue[placementQueueHead].deadline <= now {
             let (deadline, id) = placementQueue[placementQueueHead]
             placementQueueHead += 1
-            guard let index = records.index(forKey: id), records.values[index].filter.deadline == deadline else { continue }
-            let before = records.values[index].filter.committed
-            guard let placement = records.values[index].filter.tick(at: now) else { continue }
+            guard let index = records.index(forKey: id) else { continue }
+            let (before, due) = Self.update(&records.values[index].filter) { filter in
+                (filter.committed, filter.deadline == deadline ? filter.tick(at: now) : nil)
+            }
+            guard let placement = due else { continue }
             commitPlacement(id, placement, previous: before, now: now)
         }
         if placementQueueHead == placementQueue.count {
