@@ -51,12 +51,9 @@ extension BridgeEngine {
             guard let record = records[id] else { return }
             switch change {
             case .placement(let placement):
-                setWorn(id, placement.isWorn)
-                if let error = gate(id, .devicePlacement) { publishError(error, for: id) } else { feedPlacement(id, placement, now: now) }
+                updatePlacement(id, placement, now: now)
             case .worn(let worn, let hardware):
-                setWorn(id, worn)
-                let placement = PlacementFilter.placement(worn: worn, hardware: hardware ?? record.hardware)
-                if let error = gate(id, .devicePlacement) { publishError(error, for: id) } else { feedPlacement(id, placement, now: now) }
+                updatePlacement(id, PlacementFilter.placement(worn: worn, hardware: hardware ?? record.hardware), now: now)
             case .sources(let sources):
                 changeSources(id, reason: .preferredSource, now: now) { $0.replace(with: sources) }
             case .sourceConnected(let source):
@@ -76,6 +73,17 @@ extension BridgeEngine {
                 publishError(.init(.invalidRequest, operation: .update, field: Self.field(forKey: field), message: "\(field): \(message)"), for: id)
             }
         }
+    }
+
+    /// An explicit placement statement: refused at once when no update could succeed (and then
+    /// nothing changes, not even the wear reading), else debounced.
+    mutating func updatePlacement(_ id: BluetoothAddress, _ placement: AccessoryControlDevice.Placement, now: Timestamp) {
+        if let error = gate(id, .devicePlacement) {
+            publishError(error, for: id)
+            return
+        }
+        setWorn(id, placement.isWorn)
+        feedPlacement(id, placement, now: now)
     }
 
     /// The configuration field a telemetry key writes.

@@ -68,7 +68,9 @@ struct EngineTelemetryTests {
         harness.pairAndRegister(a, buds, capabilities: capabilities)
         let before = harness.engine.registry
         let sourcesBefore = harness.engine.status(of: a)?.sources
+        let wornBefore = harness.engine.status(of: a)?.worn
         let step = harness.report(a, change)
+        #expect(harness.engine.status(of: a)?.worn == wornBefore, "\(name): wear reading changed")
         let error = try #require(step.errors.first, "\(name)")
         #expect(error.code == code, "\(name)")
         #expect(error.field == field, "\(name)")
