@@ -28,12 +28,13 @@ extension BridgeEngine {
     /// A decoder's reading. Unlike an explicit report it is not a request to update, so it
     /// only feeds placement when the registration can take it (no error per advertisement).
     mutating func apply(_ decoded: AdvertisementSighting.Decoded, to id: BluetoothAddress, now: Timestamp) {
-        if let battery = decoded.battery, records[id]?.battery != battery {
-            records[id]?.battery = battery
-            markChanged(id)
-        }
-        guard let hardware = records[id]?.hardware,
-              let placement = decoded.placement ?? decoded.worn.map({ PlacementFilter.placement(worn: $0, hardware: hardware) })
+        guard let (hardware, batteryChanged) = withRecord(id, { record -> (HardwareType, Bool) in
+            guard let battery = decoded.battery, record.battery != battery else { return (record.hardware, false) }
+            record.battery = battery
+            return (record.hardware, true)
+        }) else { return }
+        if batteryChanged { markChanged(id) }
+        guard let placement = decoded.placement ?? decoded.worn.map({ PlacementFilter.placement(worn: $0, hardware: hardware) })
         else { return }
         setWorn(id, placement.isWorn)
         guard let registration = registry[id], !registration.isInvalidated,
@@ -45,15 +46,16 @@ extension BridgeEngine {
 
     mutating func apply(_ report: AccessoryReport, now: Timestamp) {
         let id = report.accessory
-        guard session.state == .activated, records[id] != nil else { return }
+        guard session.state == .activated, let hardware = withRecord(id, { $0.hardware }) else { return }
         if let gateway = report.gateway { heard(id, gateway: gateway, now: now) }
         for change in report.changes {
-            guard let record = records[id] else { return }
+            // No change removes the record today; this keeps it that way should one ever do so.
+            guard records.index(forKey: id) != nil else { return }
             switch change {
             case .placement(let placement):
                 updatePlacement(id, placement, now: now)
-            case .worn(let worn, let hardware):
-                updatePlacement(id, PlacementFilter.placement(worn: worn, hardware: hardware ?? record.hardware), now: now)
+            case .worn(let worn, let reported):
+                updatePlacement(id, PlacementFilter.placement(worn: worn, hardware: reported ?? hardware), now: now)
             case .sources(let sources):
                 changeSources(id, reason: .preferredSource, now: now) { $0.replace(with: sources) }
             case .sourceConnected(let source):
@@ -63,12 +65,14 @@ extension BridgeEngine {
             case .preferredSource(let source):
                 changeSources(id, reason: .preferredSource, now: now) { $0.prefer(source) }
             case .rssi(let rssi):
-                records[id]?.rssi = rssi
+                withRecord(id) { $0.rssi = rssi }
             case .battery(let battery):
-                if record.battery != battery {
-                    records[id]?.battery = battery
-                    markChanged(id)
+                let changed = withRecord(id) { record -> Bool in
+                    guard record.battery != battery else { return false }
+                    record.battery = battery
+                    return true
                 }
+                if changed == true { markChanged(id) }
             case .invalid(let field, let message):
                 publishError(.init(.invalidRequest, operation: .update, field: Self.field(forKey: field), message: "\(field): \(message)"), for: id)
             }
@@ -117,8 +121,12 @@ extension BridgeEngine {
     }
 
     mutating func setWorn(_ id: BluetoothAddress, _ worn: Bool) {
-        guard records[id]?.worn != worn else { return }
-        records[id]?.worn = worn
+        let changed = withRecord(id) { record -> Bool in
+            guard record.worn != worn else { return false }
+            record.worn = worn
+            return true
+        }
+        guard changed == true else { return }
         markChanged(id)
     }
 
@@ -197,9 +205,12 @@ extension BridgeEngine {
     // MARK: Availability
 
     mutating func heard(_ id: BluetoothAddress, gateway: String, now: Timestamp) {
-        records[id]?.lastSeen = now
-        records[id]?.gateway = gateway
-        if records[id]?.available == false { becameAvailable(id, now: now) }
+        let wasAvailable = withRecord(id) { record -> Bool in
+            record.lastSeen = now
+            if record.gateway != gateway { record.gateway = gateway }
+            return record.available
+        }
+        if wasAvailable == false { becameAvailable(id, now: now) }
     }
 
     mutating func becameAvailable(_ id: BluetoothAddress, now: Timestamp) {
@@ -231,6 +242,13 @@ extension BridgeEngine {
             }
         }
         recomputeRoutes(listed, now: now) { _ in .unavailable }
+    }
+
+    /// Runs `body` on an accessory's record in place; nil when there is no record.
+    @discardableResult
+    mutating func withRecord<Result>(_ id: BluetoothAddress, _ body: (inout Record) -> Result) -> Result? {
+        guard let index = records.index(forKey: id) else { return nil }
+        return body(&records.values[index])
     }
 
     /// Runs `body` on a value in place. Reading a field through `Dictionary.Values`' getter

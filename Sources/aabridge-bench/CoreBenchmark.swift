@@ -6,7 +6,8 @@ import AccessoryKit
 enum CoreBenchmark {
     static let accessoryCount = 10_000
     static let sourceCount = 100
-    static let inputCount = 2_000_000
+    static let rounds = 5
+    static let inputsPerRound = 1_000_000
 
     static func run() async throws {
         let product = Product(
@@ -60,34 +61,46 @@ enum CoreBenchmark {
             }
         }
 
+        // Rounds, because the machine is shared: the best round is the engine's speed, the
+        // median shows how much the neighbours cost. Both are printed.
         var outputs = 0
         var decisions = 0
+        var cursor = 0
+        var rates: [Double] = []
         let clock = ContinuousClock()
-        let start = clock.now
-        for index in 0..<inputCount {
-            // Virtual time: 1 ms per 1,000 inputs, with a tick each virtual millisecond so
-            // debounced placements commit during the run.
-            if index % 1_000 == 0 {
-                now = now.advanced(byMilliseconds: 1)
-                let step = engine.handle(.tick, at: now)
+        for _ in 0..<rounds {
+            let start = clock.now
+            for _ in 0..<inputsPerRound {
+                // Virtual time: 1 ms per 1,000 inputs, with a tick each virtual millisecond so
+                // debounced placements commit during the run.
+                if cursor % 1_000 == 0 {
+                    now = now.advanced(byMilliseconds: 1)
+                    let step = engine.handle(.tick, at: now)
+                    outputs += step.outputs.count
+                    for output in step.outputs { if case .decision = output { decisions += 1 } }
+                }
+                let step = engine.handle(workload[cursor % workload.count], at: now)
                 outputs += step.outputs.count
                 for output in step.outputs { if case .decision = output { decisions += 1 } }
+                cursor += 1
             }
-            let step = engine.handle(workload[index % workload.count], at: now)
-            outputs += step.outputs.count
-            for output in step.outputs { if case .decision = output { decisions += 1 } }
+            let elapsed = clock.now - start
+            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            rates.append(Double(inputsPerRound) / seconds)
         }
-        let elapsed = clock.now - start
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let rate = Double(inputCount) / seconds
+        let sorted = rates.sorted()
+        let best = sorted.last ?? 0
+        let median = sorted[sorted.count / 2]
 
-        print("core.inputs_per_s \(Int(rate)) inputs/s")
-        print("core: \(inputCount) inputs (sightings + reports) against \(accessoryCount) registered accessories in \(String(format3(seconds))) s "
-              + "= \(Int(rate)) inputs/s on one core; \(outputs) outputs, \(decisions) decisions, \(engine.routes.count) sources routed at the end")
+        print("core.inputs_per_s \(Int(best)) inputs/s")
+        print("core: \(rounds) rounds of \(inputsPerRound) inputs (80% sightings incl. 10% unknown addresses and 10% with a wear reading, 20% reports) "
+              + "against \(accessoryCount) registered accessories, one core: best \(Int(best)) inputs/s, median \(Int(median)) inputs/s "
+              + "(\(format3(1e9 / best)) ns/input); \(outputs) outputs, \(decisions) decisions, \(engine.routes.count) sources routed at the end")
     }
 
     private static func format3(_ value: Double) -> String {
         let thousandths = Int((value * 1000).rounded())
+        guard thousandths >= 0 else { return "?" }
         let fraction = String(thousandths % 1000)
         return "\(thousandths / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
