@@ -15,6 +15,25 @@ public struct AccessoryStatus: Hashable, Sendable {
     public var lastSeen: Timestamp?
     public var lastError: AccessoryControlDevice.Error?
 
+    /// Creates a status (the engine builds these; the initializer is for serializer tests).
+    public init(
+        accessory: Accessory, registration: Registration? = nil, worn: Bool? = nil, sources: [BluetoothAddress] = [],
+        routes: [BluetoothAddress] = [], available: Bool = false, rssi: Int? = nil, gateway: String? = nil,
+        battery: Battery? = nil, lastSeen: Timestamp? = nil, lastError: AccessoryControlDevice.Error? = nil
+    ) {
+        self.accessory = accessory
+        self.registration = registration
+        self.worn = worn
+        self.sources = sources
+        self.routes = routes
+        self.available = available
+        self.rssi = rssi
+        self.gateway = gateway
+        self.battery = battery
+        self.lastSeen = lastSeen
+        self.lastError = lastError
+    }
+
     /// `active`, `invalidated` or `none`.
     public var registrationState: String { registration?.stateName ?? "none" }
     /// The committed placement.

@@ -104,14 +104,16 @@ public struct BridgeEngine: Sendable {
             lastError: record.lastError)
     }
 
-    /// All accessory state objects, sorted by id (`bridge/accessories`).
+    /// All accessory state objects, sorted by id (`bridge/accessories`); empty until activated.
     public var statuses: [AccessoryStatus] {
-        session.accessories.keys.sorted().compactMap { status(of: $0) }
+        accessories.compactMap { status(of: $0.id) }
     }
 
-    /// Known accessories sorted by id.
+    /// Known accessories sorted by id. As with `ASAccessorySession.accessories`, the list is
+    /// valid only once the session is activated; before that it is empty.
     public var accessories: [Accessory] {
-        session.accessories.values.sorted { $0.id < $1.id }
+        guard session.state != .idle else { return [] }
+        return session.accessories.values.sorted { $0.id < $1.id }
     }
 
     /// Where a source's audio goes now.

@@ -4,6 +4,11 @@ public struct EngineConfiguration: Hashable, Sendable {
     public struct Issue: Hashable, Sendable, CustomStringConvertible {
         public var path: String
         public var error: DescriptorError
+        public init(path: String, error: DescriptorError) {
+            self.path = path
+            self.error = error
+        }
+
         public var description: String { "\(path): \(error.message)" }
     }
 

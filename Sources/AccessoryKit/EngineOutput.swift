@@ -28,4 +28,10 @@ public struct EngineStep: Hashable, Sendable {
     public var result: RequestResult?
     /// Everything to publish and store, in order.
     public var outputs: [EngineOutput]
+
+    /// Creates a step.
+    public init(result: RequestResult?, outputs: [EngineOutput]) {
+        self.result = result
+        self.outputs = outputs
+    }
 }

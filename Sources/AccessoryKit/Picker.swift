@@ -12,6 +12,16 @@ public struct Picker: Hashable, Sendable {
         public var gateway: String
         /// When it was last heard; a selection after the availability timeout fails.
         public var lastSeen: Timestamp
+
+        /// Creates a candidate.
+        public init(id: BluetoothAddress, name: String?, product: String, rssi: Int, gateway: String, lastSeen: Timestamp) {
+            self.id = id
+            self.name = name
+            self.product = product
+            self.rssi = rssi
+            self.gateway = gateway
+            self.lastSeen = lastSeen
+        }
     }
 
     /// Candidates are bounded so that a crowded radio environment cannot grow state without limit.
@@ -23,6 +33,13 @@ public struct Picker: Hashable, Sendable {
     public var candidates: [Candidate]
     /// When discovery times out; nil for unbounded.
     public var expiresAt: Timestamp?
+
+    /// Creates a picker state.
+    public init(products: [String], candidates: [Candidate] = [], expiresAt: Timestamp?) {
+        self.products = products
+        self.candidates = candidates
+        self.expiresAt = expiresAt
+    }
 
     /// The candidate with an id.
     public func candidate(_ id: BluetoothAddress) -> Candidate? {

@@ -54,6 +54,7 @@ struct SetupSessionTests {
         let restored = Accessory(id: id, displayName: "Old", product: buds.name, descriptor: buds.descriptor, state: .authorized)
         var harness = Harness(restored: RestoredState(accessories: [restored]), activate: false)
         #expect(harness.engine.session.state == .idle)
+        #expect(harness.engine.accessories.isEmpty)
         let step = harness.send(.activate)
         #expect(step.eventTypes.first == .activated)
         #expect(harness.engine.accessories == [restored])
