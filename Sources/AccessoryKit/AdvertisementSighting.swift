@@ -1,0 +1,53 @@
+/// One advertisement heard by one gateway, already normalised by the bridge's
+/// parsers (AccessoryKit does not depend on the Telemetry module).
+public struct AdvertisementSighting: Hashable, Sendable {
+    /// What the bridge's placement decoder (Apple proximity pairing or a byte rule) read from the advertisement.
+    public struct Decoded: Hashable, Sendable {
+        /// A wear-sensor reading, mapped by hardware type.
+        public var worn: Bool?
+        /// A direct placement, when the advertisement carries one.
+        public var placement: AccessoryControlDevice.Placement?
+        /// Battery levels.
+        public var battery: Battery?
+
+        /// Creates a decoded reading.
+        public init(worn: Bool? = nil, placement: AccessoryControlDevice.Placement? = nil, battery: Battery? = nil) {
+            self.worn = worn
+            self.placement = placement
+            self.battery = battery
+        }
+    }
+
+    /// The gateway's configured name.
+    public var gateway: String
+    /// The advertiser's address.
+    public var address: BluetoothAddress
+    /// Received signal strength in dBm.
+    public var rssi: Int
+    /// The advertised local name.
+    public var name: String?
+    /// Manufacturer-specific data.
+    public var manufacturerData: ManufacturerData?
+    /// Service data keyed by service UUID.
+    public var serviceData: [BluetoothUUID: [UInt8]]
+    /// Advertised service UUIDs.
+    public var serviceUUIDs: [BluetoothUUID]
+    /// The decoder's reading, if the product has a decoder and it matched.
+    public var decoded: Decoded?
+
+    /// Creates a sighting.
+    public init(
+        gateway: String, address: BluetoothAddress, rssi: Int, name: String? = nil,
+        manufacturerData: ManufacturerData? = nil, serviceData: [BluetoothUUID: [UInt8]] = [:],
+        serviceUUIDs: [BluetoothUUID] = [], decoded: Decoded? = nil
+    ) {
+        self.gateway = gateway
+        self.address = address
+        self.rssi = rssi
+        self.name = name
+        self.manufacturerData = manufacturerData
+        self.serviceData = serviceData
+        self.serviceUUIDs = serviceUUIDs
+        self.decoded = decoded
+    }
+}

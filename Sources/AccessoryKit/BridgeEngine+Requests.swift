@@ -1,0 +1,224 @@
+extension BridgeEngine {
+    // MARK: Lifecycle
+
+    mutating func activate(now: Timestamp) -> RequestResult {
+        var events: [SetupEvent] = []
+        do throws(SetupError) {
+            try session.activate(events: &events)
+        } catch {
+            return .failure(.setup(error))
+        }
+        emitEvents(events)
+        // Restored accessories get one availability timeout of grace: they were
+        // available when the bridge stopped, and are dropped if no gateway hears them.
+        for id in records.keys.sorted() {
+            records[id]?.available = true
+            records[id]?.lastSeen = now
+            records[id]?.wornSince = now
+        }
+        if !records.isEmpty { scheduleAvailabilityCheck(lastSeen: now) }
+        if !migrationComplete && !configuration.migrations.isEmpty {
+            events = []
+            let added: [Accessory]
+            do throws(SetupError) {
+                added = try session.migrate(configuration.migrations, events: &events)
+            } catch {
+                return .failure(.setup(error))
+            }
+            for accessory in added {
+                addRecord(for: accessory)
+                records[accessory.id]?.available = true
+                records[accessory.id]?.lastSeen = now
+                records[accessory.id]?.wornSince = now
+                scheduleAvailabilityCheck(lastSeen: now)
+                emit(.storage(.upsertAccessory(accessory)))
+            }
+            emitEvents(events)
+            migrationComplete = true
+            emit(.storage(.migrationComplete))
+            for accessory in added { autoRegisterIfConfigured(accessory.id, now: now) }
+        }
+        recomputeRoutes(sourceIndex.keys.sorted(), now: now) { _ in .startup }
+        return .success(.empty)
+    }
+
+    mutating func shutdown() -> RequestResult {
+        var events: [SetupEvent] = []
+        let hadPicker = session.picker != nil
+        do throws(SetupError) {
+            try session.invalidate(events: &events)
+        } catch {
+            return .failure(.setup(error))
+        }
+        emitEvents(events)
+        if hadPicker { emit(.pickerChanged(nil)) }
+        return .success(.empty)
+    }
+
+    // MARK: Requests
+
+    mutating func handle(_ request: Request, role: AccessoryControlDevice.Role, now: Timestamp) -> RequestResult {
+        do throws(SetupError) {
+            try session.requireActive()
+        } catch {
+            return .failure(.setup(error))
+        }
+        switch request {
+        case .register(let id, let registration):
+            do throws(AccessoryControlDevice.Error) {
+                guard role == .container else {
+                    throw AccessoryControlDevice.Error(.invalidRequest, operation: .register, message: "register is a container-role operation; it cannot come through /set")
+                }
+                let stored = try register(id, try registration.configuration(), now: now)
+                return .success(.configuration(stored))
+            } catch {
+                publishError(error, for: id)
+                return .failure(.accessoryControl(error))
+            }
+        case .current(let id):
+            // Read-only, so both roles may ask (the management API exposes it).
+            do throws(AccessoryControlDevice.Error) {
+                guard let accessory = session.accessories[id] else {
+                    throw AccessoryControlDevice.Error(.invalidRequest, operation: .current, field: .accessory, message: "unknown accessory \(id)")
+                }
+                return .success(.device(try registry.current(for: accessory)))
+            } catch {
+                publishError(error, for: id)
+                return .failure(.accessoryControl(error))
+            }
+        default:
+            break
+        }
+        guard role == .container else {
+            return .failure(.setup(SetupError(.invalidRequest, "setup requests belong to the management API, not /set")))
+        }
+        let pickerBefore = session.picker
+        var events: [SetupEvent] = []
+        let start = outputs.count
+        let result: RequestResult
+        do throws(SetupError) {
+            switch request {
+            case .showPicker(let products, let timeout):
+                try session.showPicker(products: products, timeout: timeout, now: now, events: &events)
+                result = .success(.picker(session.picker))
+            case .selectCandidate(let id, let name):
+                let candidate = session.picker?.candidate(id)
+                let accessory = try session.select(id, name: name, now: now, events: &events)
+                added(accessory, candidate: candidate, now: now)
+                result = .success(.accessory(accessory))
+            case .finishDiscovery:
+                try session.finishDiscovery(events: &events)
+                result = .success(.picker(session.picker))
+            case .dismissPicker:
+                try session.dismiss(events: &events)
+                result = .success(.empty)
+            case .authorize(let id):
+                let accessory = try session.authorize(id, events: &events)
+                emit(.storage(.upsertAccessory(accessory)))
+                markChanged(id)
+                autoRegisterIfConfigured(id, now: now)
+                result = .success(.accessory(accessory))
+            case .failAuthorization(let id):
+                let accessory = try session.failAuthorization(id, events: &events)
+                forget(id, now: now)
+                result = .success(.accessory(accessory))
+            case .rename(let id, let name):
+                let accessory = try session.rename(id, to: name, events: &events)
+                emit(.storage(.upsertAccessory(accessory)))
+                markChanged(id)
+                result = .success(.accessory(accessory))
+            case .remove(let id):
+                let accessory = try session.remove(id, events: &events)
+                forget(id, now: now)
+                result = .success(.accessory(accessory))
+            case .invalidate(let id):
+                guard session.accessories[id] != nil, registry[id] != nil else {
+                    throw SetupError(.invalidRequest, "\(id) has no registration to invalidate")
+                }
+                invalidateRegistration(id, now: now)
+                result = .success(.empty)
+            case .register, .current:
+                result = .success(.empty)  // handled above
+            }
+        } catch {
+            result = .failure(.setup(error))
+        }
+        // Session events come first, in the order the session produced them, even when the
+        // request failed; the consequences (storage, routes) follow.
+        outputs.insert(contentsOf: events.map(EngineOutput.event), at: start)
+        if session.picker != pickerBefore { emit(.pickerChanged(session.picker)) }
+        return result
+    }
+
+    // MARK: Registration
+
+    /// Container-role register with the engine's bookkeeping around the registry.
+    mutating func register(_ id: BluetoothAddress, _ requested: AccessoryControlDevice.Configuration, now: Timestamp) throws(AccessoryControlDevice.Error) -> AccessoryControlDevice.Configuration {
+        guard let accessory = session.accessories[id], let record = records[id] else {
+            throw AccessoryControlDevice.Error(.invalidRequest, operation: .register, field: .accessory, message: "unknown accessory \(id); pair it first")
+        }
+        let oldSources = listedSources(id)
+        let stored = try registry.register(accessory, requested, hardware: record.hardwareCapabilities, role: .container)
+        records[id]?.filter = PlacementFilter(debounceMilliseconds: debounce, committed: stored.devicePlacement)
+        records[id]?.tracker = SourceTracker(sources: stored.sources)
+        records[id]?.wornSince = now
+        reindex(id, old: oldSources, new: stored.sources)
+        if let registration = registry[id] {
+            emit(.registrationChanged(id, registration))
+            emit(.storage(.upsertRegistration(id, registration)))
+        }
+        markChanged(id)
+        let reason: DecisionReason = stored.devicePlacement.map(DecisionReason.placement) ?? .sourceConnected
+        recomputeRoutes(oldSources + stored.sources, now: now) { _ in reason }
+        return stored
+    }
+
+    /// Registers right after pairing when the product says so (initial placement `offHead`).
+    mutating func autoRegisterIfConfigured(_ id: BluetoothAddress, now: Timestamp) {
+        guard let record = records[id], record.autoRegister, session.accessories[id]?.state == .authorized else { return }
+        do throws(AccessoryControlDevice.Error) {
+            _ = try register(id, .init(deviceCapabilities: record.hardwareCapabilities), now: now)
+        } catch {
+            publishError(error, for: id)
+        }
+    }
+
+    mutating func invalidateRegistration(_ id: BluetoothAddress, now: Timestamp) {
+        guard registry.invalidate(id), let registration = registry[id] else { return }
+        emit(.registrationChanged(id, registration))
+        emit(.storage(.upsertRegistration(id, registration)))
+        markChanged(id)
+        recomputeRoutes(listedSources(id), now: now) { _ in .invalidated }
+    }
+
+    // MARK: Accessories
+
+    /// A picker setup added an accessory.
+    mutating func added(_ accessory: Accessory, candidate: Picker.Candidate?, now: Timestamp) {
+        addRecord(for: accessory)
+        records[accessory.id]?.available = true
+        records[accessory.id]?.lastSeen = candidate?.lastSeen ?? now
+        records[accessory.id]?.rssi = candidate?.rssi
+        records[accessory.id]?.gateway = candidate?.gateway
+        records[accessory.id]?.wornSince = now
+        scheduleAvailabilityCheck(lastSeen: records[accessory.id]?.lastSeen ?? now)
+        emit(.storage(.upsertAccessory(accessory)))
+        markChanged(accessory.id)
+        autoRegisterIfConfigured(accessory.id, now: now)
+    }
+
+    /// Removal (or failed authorization): the registration is invalidated, routes released,
+    /// storage and retained topics cleared.
+    mutating func forget(_ id: BluetoothAddress, now: Timestamp) {
+        let sources = listedSources(id)
+        let wasRegistered = registry[id] != nil
+        registry.invalidate(id)
+        records[id] = nil
+        emit(.storage(.deleteAccessory(id)))
+        if wasRegistered { emit(.storage(.deleteRegistration(id))) }
+        recomputeRoutes(sources, now: now) { _ in .removed }
+        reindex(id, old: sources, new: [])
+        changed.removeAll { $0 == id }
+        emit(.accessoryRemoved(id))
+    }
+}

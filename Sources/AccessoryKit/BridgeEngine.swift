@@ -1,0 +1,190 @@
+/// The whole domain as one deterministic state machine.
+///
+/// Inputs go in with the current time; outputs (events, state changes, route
+/// changes, decisions, errors, storage writes) come back as values in the order
+/// the runtime must carry them out. There are no threads, clocks or I/O inside,
+/// so replaying the same inputs gives the same outputs.
+public struct BridgeEngine: Sendable {
+    /// Per-accessory runtime state that is not part of the Apple objects.
+    struct Record: Sendable {
+        var available: Bool = false
+        var lastSeen: Timestamp?
+        var rssi: Int?
+        var gateway: String?
+        var battery: Battery?
+        var worn: Bool?
+        var filter: PlacementFilter
+        var tracker: SourceTracker
+        /// When it was last put on (or became available without `placement`), for the tie-break.
+        var wornSince: Timestamp = Timestamp(milliseconds: 0)
+        var lastError: AccessoryControlDevice.Error?
+        let hardware: HardwareType
+        let hardwareCapabilities: AccessoryControlDevice.Capabilities
+        let autoRegister: Bool
+    }
+
+    public let configuration: EngineConfiguration
+    /// The AccessorySetupKit session.
+    public internal(set) var session: SetupSession
+    /// The AudioAccessoryKit registry.
+    public internal(set) var registry: AccessoryControlRegistry
+    /// Routed sources: source -> accessory. A source absent here is on `fallback`.
+    public internal(set) var routes: [BluetoothAddress: BluetoothAddress] = [:]
+    /// Whether the configured migration has run.
+    public internal(set) var migrationComplete: Bool
+
+    var records: [BluetoothAddress: Record] = [:]
+    /// source -> accessories whose configuration lists it, so a route is recomputed
+    /// from a handful of accessories instead of all of them.
+    var sourceIndex: [BluetoothAddress: [BluetoothAddress]] = [:]
+    /// When the next availability expiry can happen (nil: nothing available).
+    var availabilityCheckAt: Timestamp?
+    /// Debounce deadlines in the order they were set. The window is constant and time only
+    /// moves forward, so the queue is sorted; an entry whose filter was restarted, reverted or
+    /// removed since is skipped when it comes up (the restart pushed a newer entry).
+    var placementQueue: [(deadline: Timestamp, id: BluetoothAddress)] = []
+    var placementQueueHead = 0
+    let productsByName: [String: Product]
+    let debounce: Int64
+    let availabilityTimeout: Int64
+
+    // Scratch for the step in progress; empty between steps.
+    var outputs: [EngineOutput] = []
+    var changed: [BluetoothAddress] = []
+
+    /// Creates an engine over restored state. Nothing is emitted until `.activate`.
+    public init(configuration: EngineConfiguration, restored: RestoredState = .init()) {
+        self.configuration = configuration
+        self.productsByName = Dictionary(configuration.products.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.debounce = max(0, configuration.switching.placementDebounceMilliseconds)
+        self.availabilityTimeout = configuration.switching.availabilityTimeoutSeconds * 1000
+        let session = SetupSession(
+            products: configuration.products, accessories: restored.accessories,
+            immediateRSSI: configuration.switching.immediateRSSI,
+            availabilityTimeoutMilliseconds: configuration.switching.availabilityTimeoutSeconds * 1000)
+        self.session = session
+        // Registrations of accessories no longer known are dropped: a registration needs a paired accessory.
+        self.registry = AccessoryControlRegistry(registrations: restored.registrations.filter { session.accessories[$0.key] != nil })
+        self.migrationComplete = restored.migrationComplete
+        for accessory in session.accessories.values {
+            addRecord(for: accessory)
+        }
+    }
+
+    /// Handles one input at a time.
+    /// - Parameters:
+    ///   - input: what happened.
+    ///   - now: the current time, from the runtime's clock.
+    public mutating func handle(_ input: EngineInput, at now: Timestamp) -> EngineStep {
+        var result: RequestResult?
+        switch input {
+        case .activate: result = activate(now: now)
+        case .invalidate: result = shutdown()
+        case .request(let request, let role): result = handle(request, role: role, now: now)
+        case .report(let report): apply(report, now: now)
+        case .sighting(let sighting): observe(sighting, now: now)
+        case .tick: tick(now: now)
+        }
+        flushChanged()
+        let step = EngineStep(result: result, outputs: outputs)
+        outputs = []
+        return step
+    }
+
+    // MARK: Read access for snapshots
+
+    /// The state object of one accessory.
+    public func status(of id: BluetoothAddress) -> AccessoryStatus? {
+        guard let accessory = session.accessories[id], let record = records[id] else { return nil }
+        return AccessoryStatus(
+            accessory: accessory, registration: registry[id], worn: record.worn, sources: record.tracker.sources,
+            // A route to this accessory needs the source in its configuration, so only those are looked up.
+            routes: listedSources(id).filter { routes[$0] == id }.sorted(), available: record.available,
+            rssi: record.rssi, gateway: record.gateway, battery: record.battery, lastSeen: record.lastSeen,
+            lastError: record.lastError)
+    }
+
+    /// All accessory state objects, sorted by id (`bridge/accessories`); empty until activated.
+    public var statuses: [AccessoryStatus] {
+        accessories.compactMap { status(of: $0.id) }
+    }
+
+    /// Known accessories sorted by id. As with `ASAccessorySession.accessories`, the list is
+    /// valid only once the session is activated; before that it is empty.
+    public var accessories: [Accessory] {
+        guard session.state != .idle else { return [] }
+        return session.accessories.values.sorted { $0.id < $1.id }
+    }
+
+    /// Where a source's audio goes now.
+    public func route(for source: BluetoothAddress) -> RouteTarget {
+        routes[source].map(RouteTarget.accessory) ?? .fallback
+    }
+
+    /// The presented picker, nil when idle.
+    public var picker: Picker? { session.picker }
+
+    /// The earliest time a `.tick` has work (debounce, picker timeout, availability expiry),
+    /// for the runtime's timer.
+    public var nextDeadline: Timestamp? {
+        var deadline = session.nextDeadline
+        if let due = availabilityCheckAt, deadline.map({ due < $0 }) ?? true { deadline = due }
+        if placementQueueHead < placementQueue.count {
+            let due = placementQueue[placementQueueHead].deadline
+            if deadline.map({ due < $0 }) ?? true { deadline = due }
+        }
+        return deadline
+    }
+
+    // MARK: Helpers shared by the extensions
+
+    mutating func addRecord(for accessory: Accessory) {
+        let product = productsByName[accessory.product]
+        let configuration = registry[accessory.id]?.configuration
+        records[accessory.id] = Record(
+            filter: PlacementFilter(debounceMilliseconds: debounce, committed: configuration?.devicePlacement),
+            tracker: SourceTracker(sources: configuration?.sources ?? []),
+            hardware: product?.hardware ?? .inEarBud,
+            hardwareCapabilities: product?.capabilities ?? [],
+            autoRegister: product?.autoRegister ?? false)
+        if let configuration { reindex(accessory.id, old: [], new: configuration.sources) }
+    }
+
+    mutating func emit(_ output: EngineOutput) {
+        outputs.append(output)
+    }
+
+    mutating func markChanged(_ id: BluetoothAddress) {
+        if !changed.contains(id) { changed.append(id) }
+    }
+
+    mutating func flushChanged() {
+        guard !changed.isEmpty else { return }
+        for id in changed {
+            if let status = status(of: id) { outputs.append(.accessoryChanged(status)) }
+        }
+        changed.removeAll(keepingCapacity: true)
+    }
+
+    mutating func emitEvents(_ events: [SetupEvent]) {
+        for event in events { outputs.append(.event(event)) }
+    }
+
+    mutating func publishError(_ error: AccessoryControlDevice.Error, for id: BluetoothAddress) {
+        if records[id] != nil {
+            records[id]?.lastError = error
+            markChanged(id)
+        }
+        emit(.accessoryError(id, error))
+    }
+
+    mutating func reindex(_ id: BluetoothAddress, old: [BluetoothAddress], new: [BluetoothAddress]) {
+        for source in old where !new.contains(source) {
+            sourceIndex[source]?.removeAll { $0 == id }
+            if sourceIndex[source]?.isEmpty == true { sourceIndex[source] = nil }
+        }
+        for source in new where !old.contains(source) {
+            sourceIndex[source, default: []].append(id)
+        }
+    }
+}

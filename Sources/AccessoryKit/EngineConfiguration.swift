@@ -1,0 +1,44 @@
+/// Everything the engine takes from the configuration file.
+public struct EngineConfiguration: Hashable, Sendable {
+    /// One broken rule with its key path, e.g. `products[1].descriptor.bluetooth_manufacturer_data_mask`.
+    public struct Issue: Hashable, Sendable, CustomStringConvertible {
+        public var path: String
+        public var error: DescriptorError
+        public init(path: String, error: DescriptorError) {
+            self.path = path
+            self.error = error
+        }
+
+        public var description: String { "\(path): \(error.message)" }
+    }
+
+    public var products: [Product]
+    public var declaration: SetupDeclaration
+    public var switching: SwitchingSettings
+    /// The `accessories:` section, migrated on first start.
+    public var migrations: [MigrationItem]
+
+    /// Creates a configuration.
+    public init(products: [Product], declaration: SetupDeclaration, switching: SwitchingSettings = .init(), migrations: [MigrationItem] = []) {
+        self.products = products
+        self.declaration = declaration
+        self.switching = switching
+        self.migrations = migrations
+    }
+
+    /// Every broken descriptor and migration rule, all at once, with key paths.
+    public func validate() -> [Issue] {
+        var issues: [Issue] = []
+        for (index, product) in products.enumerated() {
+            for error in product.descriptor.validate(against: declaration) {
+                issues.append(Issue(path: "products[\(index)].descriptor.\(error.field)", error: error))
+            }
+        }
+        for (index, item) in migrations.enumerated() {
+            for error in item.validate(products: products) {
+                issues.append(Issue(path: "accessories[\(index)].\(error.field)", error: error))
+            }
+        }
+        return issues
+    }
+}

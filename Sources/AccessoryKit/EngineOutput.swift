@@ -1,0 +1,23 @@
+/// What the runtime must publish or store, in order.
+public enum EngineOutput: Hashable, Sendable {
+    /// A session event (`bridge/event`).
+    case event(SetupEvent)
+    /// The picker changed; nil = idle (`bridge/picker`).
+    case pickerChanged(Picker?)
+    /// An accessory's state object changed (`accessory/<ID>`).
+    case accessoryChanged(AccessoryStatus)
+    /// An accessory is gone: clear its retained topics and Home Assistant entities.
+    case accessoryRemoved(BluetoothAddress)
+    /// `accessory/<ID>/availability`.
+    case availabilityChanged(BluetoothAddress, available: Bool)
+    /// A registration was created, replaced, updated or invalidated.
+    case registrationChanged(BluetoothAddress, Registration)
+    /// `source/<ID>/route`.
+    case routeChanged(RouteChange)
+    /// `accessory/<ID>/decision`.
+    case decision(Decision)
+    /// `accessory/<ID>/error`.
+    case accessoryError(BluetoothAddress, AccessoryControlDevice.Error)
+    /// A durable change.
+    case storage(StorageWrite)
+}

@@ -1,0 +1,46 @@
+/// An AccessorySetupKit session event (`ASAccessoryEvent`).
+public struct SetupEvent: Hashable, Sendable {
+    /// Event types with their raw values (part of the API).
+    public enum EventType: Int, CaseIterable, Hashable, Sendable {
+        case unknown = 0
+        case activated = 10
+        case invalidated = 11
+        case migrationComplete = 20
+        case accessoryAdded = 30
+        case accessoryRemoved = 31
+        case accessoryChanged = 32
+        /// Ours: Apple does not publish this raw value.
+        case accessoryDiscovered = 33
+        case pickerDidPresent = 40
+        case pickerDidDismiss = 50
+        case pickerSetupBridging = 60
+        case pickerSetupFailed = 70
+        case pickerSetupPairing = 80
+        case pickerSetupRename = 90
+
+        /// Only accessory events carry an accessory.
+        public var carriesAccessory: Bool {
+            switch self {
+            case .accessoryAdded, .accessoryRemoved, .accessoryChanged, .accessoryDiscovered: true
+            default: false
+            }
+        }
+
+        /// The API name (`accessoryAdded`).
+        public var name: String { String(describing: self) }
+    }
+
+    public let type: EventType
+    /// The accessory, only for accessory events (see `EventType.carriesAccessory`).
+    public let accessory: Accessory?
+    /// The error for failures and error dismissals.
+    public let error: SetupError?
+
+    /// Creates an event. An accessory given with a lifecycle or picker event is dropped,
+    /// so no event can ever carry one where Apple's does not.
+    public init(_ type: EventType, accessory: Accessory? = nil, error: SetupError? = nil) {
+        self.type = type
+        self.accessory = type.carriesAccessory ? accessory : nil
+        self.error = error
+    }
+}

@@ -1,6 +1,0 @@
-import Testing
-@testable import AccessoryKit
-
-@Test func moduleLinks() {
-    #expect(String(describing: AccessoryKitModule.self) == "AccessoryKitModule")
-}
