@@ -1,2 +1,6 @@
-import Bridge
-print("aabridge \(BridgeModule.version)")
+// aabridge: the executable. Subcommands: run | validate | simulate | healthcheck | version.
+import Foundation
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let status = await Command.main(arguments: arguments)
+exit(status)

@@ -1,0 +1,60 @@
+import Bridge
+import Foundation
+import MQTT
+
+/// The command line: a subcommand, then options. Exit status 0 on success, 2 for an invalid
+/// configuration or usage (as configuration.md says), 1 for anything else.
+enum Command {
+    static let usage = """
+        usage: aabridge <command> [options]
+
+        commands:
+          run          run the bridge (--config PATH, default config/aabridge.yaml)
+          validate     check the configuration and exit (--config PATH)
+          simulate     publish a scenario of gateway messages (--config PATH --scenario FILE)
+          healthcheck  exit 0 when the running bridge is online and healthy (--config PATH)
+          version      print the version
+
+        options:
+          --config PATH   the YAML configuration (default config/aabridge.yaml)
+          -h, --help      this help
+        """
+
+    static func main(arguments: [String]) async -> Int32 {
+        guard let name = arguments.first else {
+            printError(usage)
+            return 2
+        }
+        let options = Array(arguments.dropFirst())
+        if options.contains("--help") || options.contains("-h") {
+            print(usage)
+            return 0
+        }
+        switch name {
+        case "--help", "-h", "help":
+            print(usage)
+            return 0
+        case "version", "--version":
+            print("aabridge \(BridgeModule.version) (libmosquitto \(libMosquittoVersion))")
+            return 0
+        case "run":
+            return await RunCommand.run(options: options)
+        case "validate", "simulate", "healthcheck":
+            printError("aabridge \(name): not available in this build yet")
+            return 1
+        default:
+            printError("aabridge: unknown command '\(name)'\n\n\(usage)")
+            return 2
+        }
+    }
+
+    /// The value after `--flag`, or nil.
+    static func value(of flag: String, in options: [String]) -> String? {
+        guard let index = options.firstIndex(of: flag), index + 1 < options.count else { return nil }
+        return options[index + 1]
+    }
+}
+
+func printError(_ message: String) {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+}
