@@ -1,0 +1,117 @@
+import Foundation
+import AccessoryKit
+
+/// Turns `bridge/request/<name>` payloads into engine requests. A payload that is not a JSON
+/// object, lacks a required key or has one of the wrong type is refused here with
+/// `invalidRequest` and a message naming the key, before the engine sees anything.
+public enum RequestDecoder {
+    /// Every request name of mqtt-api.md.
+    public static let names: Set<String> = [
+        "picker/show", "picker/select", "picker/finish_discovery", "picker/dismiss",
+        "accessory/authorize", "accessory/fail_authorization", "accessory/rename", "accessory/remove",
+        "accessory/register", "accessory/current", "accessory/invalidate", "health",
+    ]
+
+    /// The outcome of decoding: the bridge's own `health` request, or one for the engine.
+    public enum Decoded: Hashable, Sendable {
+        case health
+        case engine(Request)
+    }
+
+    /// Whether a request name belongs to AccessoryControlDevice (its errors use that domain).
+    public static func isAccessoryControl(_ name: String) -> Bool {
+        name == "accessory/register" || name == "accessory/current" || name == "accessory/invalidate"
+    }
+
+    public static func decode(name: String, payload: JSONValue) -> Result<Decoded, ResponseError> {
+        let control = isAccessoryControl(name)
+        func invalid(_ message: String) -> Result<Decoded, ResponseError> {
+            .failure(.invalidRequest(message, accessoryControl: control))
+        }
+        guard case .object = payload else { return invalid("the payload must be a JSON object") }
+        guard names.contains(name) else {
+            return invalid("unknown request '\(name)'; known: \(names.sorted().joined(separator: ", "))")
+        }
+        do throws(DecodeError) {
+            switch name {
+            case "picker/show":
+                var products: [String]?
+                if let value = payload["products"], !value.isNull {
+                    products = try strings(value, key: "products")
+                }
+                var timeout = DiscoveryTimeout.default
+                if let value = payload["timeout"], !value.isNull {
+                    if let text = value.stringValue {
+                        guard let named = DiscoveryTimeout(name: text) else {
+                            throw DecodeError("'timeout' must be default, short, medium, long, unbounded or a number of seconds")
+                        }
+                        timeout = named
+                    } else if let seconds = value.intValue, seconds > 0, seconds <= 86_400 {
+                        timeout = .seconds(seconds)
+                    } else {
+                        throw DecodeError("'timeout' must be default, short, medium, long, unbounded or 1-86400 seconds")
+                    }
+                }
+                return .success(.engine(.showPicker(products: products, timeout: timeout)))
+            case "picker/select":
+                let name = try optionalString(payload, "name")
+                return .success(.engine(.selectCandidate(try address(payload, "id"), name: name)))
+            case "picker/finish_discovery": return .success(.engine(.finishDiscovery))
+            case "picker/dismiss": return .success(.engine(.dismissPicker))
+            case "accessory/authorize": return .success(.engine(.authorize(try address(payload, "id"))))
+            case "accessory/fail_authorization": return .success(.engine(.failAuthorization(try address(payload, "id"))))
+            case "accessory/rename":
+                let id = try address(payload, "id")
+                guard let name = try optionalString(payload, "name") else { throw DecodeError("'name' is required") }
+                let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !trimmed.isEmpty, trimmed.count <= 128 else { throw DecodeError("'name' must be 1-128 characters") }
+                return .success(.engine(.rename(id, name: trimmed)))
+            case "accessory/remove": return .success(.engine(.remove(try address(payload, "id"))))
+            case "accessory/register":
+                let id = try address(payload, "id")
+                guard let value = payload["capabilities"] else { throw DecodeError("'capabilities' is required") }
+                let request = RegistrationRequest(
+                    capabilities: try strings(value, key: "capabilities"),
+                    placement: try optionalString(payload, "placement"),
+                    primarySource: try optionalString(payload, "primary_source"),
+                    secondarySource: try optionalString(payload, "secondary_source"))
+                return .success(.engine(.register(id, request)))
+            case "accessory/current": return .success(.engine(.current(try address(payload, "id"))))
+            case "accessory/invalidate": return .success(.engine(.invalidate(try address(payload, "id"))))
+            default: return .success(.health)
+            }
+        } catch {
+            return invalid(error.message)
+        }
+    }
+
+    struct DecodeError: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+
+    static func address(_ payload: JSONValue, _ key: String) throws(DecodeError) -> BluetoothAddress {
+        guard let value = payload[key], !value.isNull else { throw DecodeError("'\(key)' is required") }
+        guard let text = value.stringValue else { throw DecodeError("'\(key)' must be a string") }
+        guard let address = BluetoothAddress(text) else {
+            throw DecodeError("'\(key)' must be a Bluetooth address like A1:B2:C3:D4:E5:F6, not '\(text.prefix(40))'")
+        }
+        return address
+    }
+
+    static func optionalString(_ payload: JSONValue, _ key: String) throws(DecodeError) -> String? {
+        guard let value = payload[key], !value.isNull else { return nil }
+        guard let text = value.stringValue else { throw DecodeError("'\(key)' must be a string") }
+        return text
+    }
+
+    static func strings(_ value: JSONValue, key: String) throws(DecodeError) -> [String] {
+        guard let values = value.arrayValue else { throw DecodeError("'\(key)' must be an array of strings") }
+        var result: [String] = []
+        for element in values {
+            guard let text = element.stringValue else { throw DecodeError("'\(key)' must be an array of strings") }
+            result.append(text)
+        }
+        return result
+    }
+}

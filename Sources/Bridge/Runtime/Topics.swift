@@ -1,0 +1,46 @@
+import AccessoryKit
+
+/// Every topic of the MQTT contract (mqtt-api.md), derived from `mqtt.base_topic`.
+/// IDs in topics are 12 upper-case hex digits (`A1B2C3D4E5F6`), never a name: a name with
+/// `+`, `#` or `/` can therefore never become a topic level.
+public struct Topics: Sendable, Hashable {
+    public let base: String
+
+    public init(base: String) { self.base = base }
+
+    public var bridgeState: String { "\(base)/bridge/state" }
+    public var bridgeInfo: String { "\(base)/bridge/info" }
+    public var bridgeHealth: String { "\(base)/bridge/health" }
+    public var bridgeAccessories: String { "\(base)/bridge/accessories" }
+    public var bridgeGateways: String { "\(base)/bridge/gateways" }
+    public var bridgePicker: String { "\(base)/bridge/picker" }
+    public var bridgeEvent: String { "\(base)/bridge/event" }
+    public var bridgeLog: String { "\(base)/bridge/log" }
+    /// The filter the bridge subscribes to for requests.
+    public var requestFilter: String { "\(base)/bridge/request/#" }
+    public var requestPrefix: String { "\(base)/bridge/request/" }
+    public func response(_ name: String) -> String { "\(base)/bridge/response/\(name)" }
+
+    public func accessory(_ id: BluetoothAddress) -> String { "\(base)/accessory/\(id.topicID)" }
+    public func availability(_ id: BluetoothAddress) -> String { "\(accessory(id))/availability" }
+    public func decision(_ id: BluetoothAddress) -> String { "\(accessory(id))/decision" }
+    public func error(_ id: BluetoothAddress) -> String { "\(accessory(id))/error" }
+    /// The filter for the extension role's `accessory/<ID>/set` topics.
+    public var setFilter: String { "\(base)/accessory/+/set" }
+    public func sourceRoute(_ source: BluetoothAddress) -> String { "\(base)/source/\(source.topicID)/route" }
+
+    /// The accessory ID in `<base>/accessory/<ID>/set`, if the topic is one.
+    public func accessoryID(inSetTopic topic: String) -> Substring? {
+        let prefix = "\(base)/accessory/"
+        guard topic.hasPrefix(prefix), topic.hasSuffix("/set") else { return nil }
+        let id = topic.dropFirst(prefix.count).dropLast(4)
+        return id.contains("/") ? nil : id
+    }
+
+    /// The request name in `<base>/bridge/request/<name>`, if the topic is one.
+    public func requestName(in topic: String) -> String? {
+        guard topic.hasPrefix(requestPrefix) else { return nil }
+        let name = topic.dropFirst(requestPrefix.count)
+        return name.isEmpty ? nil : String(name)
+    }
+}
