@@ -43,10 +43,11 @@ struct JSONFields {
     func dBm(_ value: JSONScanner.Value?, _ field: String) throws(TelemetryRejection) -> Int? {
         guard let number = try number(value, field) else { return nil }
         let range = TelemetryLimits.rssiRange
-        guard number.isFinite, number >= Double(range.lowerBound) - 0.5, number < Double(range.upperBound) + 0.5 else {
+        guard number.isFinite, number > Double(range.lowerBound) - 0.5, number < Double(range.upperBound) + 0.5 else {
             throw TelemetryRejection(.rssiOutOfRange, "'\(field)' \(number) dBm is outside \(range.lowerBound)...\(range.upperBound)", field: field)
         }
-        return Int(number.rounded())
+        // Half away from zero, as `rounded()` would, without depending on libm (not linked by every product).
+        return Int(number < 0 ? number - 0.5 : number + 0.5)
     }
 
     /// Hex bytes from a string value, no escapes expected.

@@ -35,7 +35,7 @@ extension TelemetryParser {
             return .trackerOffline(gateway: gateway, address: address)
         }
         var advertisement = Advertisement(gateway: gateway, address: address, rssi: rssiValue, receivedAt: receivedAt)
-        if let type = try fields.number(macType, "mac_type"), type >= 0, type <= 3, type == type.rounded() {
+        if let type = try fields.number(macType, "mac_type"), type >= 0, type <= 3, Double(Int(type)) == type {
             advertisement.isRandomAddress = Int(type) & 1 == 1 // NimBLE: 0 public, 1 random, 2/3 their identity forms
         }
         advertisement.txPower = try fields.dBm(txPower, "txpower")
