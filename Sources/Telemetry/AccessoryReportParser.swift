@@ -35,18 +35,31 @@ public enum AccessoryReportParser {
     ) throws(TelemetryRejection) -> AccessoryReport {
         var placement, worn, hardware, sources, connected, disconnected, preferred, rssi, battery: JSONScanner.Value?
         let fields = try JSONFields.scanObject(payload) { scanner, key, value in
-            switch scanner.string(key) {
-            case "placement": placement = value
-            case "worn": worn = value
-            case "hardware": hardware = value
-            case "sources": sources = value
-            case "source_connected": connected = value
-            case "source_disconnected": disconnected = value
-            case "preferred_source": preferred = value
-            case "rssi": rssi = value
-            case "battery": battery = value
-            default: break
+            if key.hasEscapes {
+                switch scanner.string(key) {
+                case "placement": placement = value
+                case "worn": worn = value
+                case "hardware": hardware = value
+                case "sources": sources = value
+                case "source_connected": connected = value
+                case "source_disconnected": disconnected = value
+                case "preferred_source": preferred = value
+                case "rssi": rssi = value
+                case "battery": battery = value
+                default: break
+                }
+                return
             }
+            // Byte comparisons: building a String per key would dominate the cost.
+            if scanner.string(key, equals: "placement") { placement = value }
+            else if scanner.string(key, equals: "worn") { worn = value }
+            else if scanner.string(key, equals: "hardware") { hardware = value }
+            else if scanner.string(key, equals: "sources") { sources = value }
+            else if scanner.string(key, equals: "source_connected") { connected = value }
+            else if scanner.string(key, equals: "source_disconnected") { disconnected = value }
+            else if scanner.string(key, equals: "preferred_source") { preferred = value }
+            else if scanner.string(key, equals: "rssi") { rssi = value }
+            else if scanner.string(key, equals: "battery") { battery = value }
         }
         var report = AccessoryReport(accessory: accessory, gateway: gateway, receivedAt: receivedAt)
         if let text = try fields.string(placement, "placement") {

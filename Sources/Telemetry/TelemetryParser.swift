@@ -79,8 +79,7 @@ public struct TelemetryParser: Hashable, Sendable {
             }
             return name
         }
-        let singles = self.topic.levels.filter { $0 == .single }.count
-        return singles > 0 ? captures[0] : name
+        return self.topic.singleLevelWildcards > 0 ? captures[0] : name
     }
 
     /// `online` / `offline` in any case, surrounding whitespace allowed.

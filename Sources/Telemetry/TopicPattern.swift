@@ -10,6 +10,8 @@ public struct TopicPattern: Hashable, Sendable, CustomStringConvertible {
     /// The filter as written.
     public let filter: String
     let levels: [Level]
+    /// How many `+` levels the filter has (computed once: it is consulted per message).
+    public let singleLevelWildcards: Int
 
     /// Parses a filter.
     /// - Returns: `nil` when it is empty, or `+` / `#` share a level with other characters,
@@ -31,6 +33,7 @@ public struct TopicPattern: Hashable, Sendable, CustomStringConvertible {
         }
         self.filter = filter
         self.levels = levels
+        self.singleLevelWildcards = levels.filter { $0 == .single }.count
     }
 
     public var description: String { filter }
