@@ -80,10 +80,11 @@ public enum AccessoryReportParser {
             var elements: [JSONScanner.Value] = []
             fields.scanner.forEachElement(ofArray: range) { elements.append($0) }
             var addresses: [BluetoothAddress] = []
+            var seen = Set<BluetoothAddress>()
             for element in elements {
-                // Non-nil: the element exists.
                 guard let address = try fields.address(element, "sources") else { continue }
-                if !addresses.contains(address) { addresses.append(address) }
+                // A source listed twice keeps its first position (a set: payloads may hold thousands).
+                if seen.insert(address).inserted { addresses.append(address) }
             }
             report.sources = addresses
         }
