@@ -115,6 +115,14 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
         guard case .ignored = parse(.openmqttgateway, "home/gw1/SYStoMQTT", "{}") else { Issue.record("not ignored"); return }
     }
 
+    @Test func handlesOnlyItsTopics() {
+        let parser = TelemetryParser(format: .openmqttgateway)
+        #expect(parser.handles(topic: "home/gw1/BTtoMQTT/A1B2C3D4E5F6"))
+        #expect(parser.handles(topic: "home/gw1/LWT"))
+        #expect(!parser.handles(topic: "tele/gw1/BLE"))
+        #expect(!TelemetryParser(format: .native).handles(topic: "aabridge/telemetry/gw"))
+    }
+
     @Test func customTopicPatternNamesTheGateway() throws {
         let parser = TelemetryParser(format: .openmqttgateway, topic: TopicPattern("site/+/+/BTtoMQTT/#"), statusTopic: TopicPattern("site/+/+/LWT"))
         let message = parser.parse(topic: "site/house/gwA/BTtoMQTT/A1B2C3D4E5F6", payload: Array(#"{"id":"A1B2C3D4E5F6"}"#.utf8), receivedAt: 0)
