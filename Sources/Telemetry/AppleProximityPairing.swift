@@ -2,21 +2,21 @@
 /// advertisement: model, which bud is in an ear or in the case, battery levels, charging, lid.
 ///
 /// Apple does not document this format. The layout below follows the public reverse-engineering
-/// of Apple's Continuity protocol, cross-checked between independent sources:
-/// - furiousMAC, "continuity" (github.com/furiousMAC/continuity), `messages/proximity_pairing.md`
-///   and the Wireshark dissector there: manufacturer data of company 0x004C is a sequence of
-///   type/length/value messages; type 0x07 is "Proximity Pairing" with fields prefix (1), device
-///   model (2), status (1), battery levels (1, two nibbles), charging status + case battery (1),
-///   lid open counter (1), device colour (1), 0x00 (1), encrypted payload (16).
-/// - OpenPods (github.com/adolfintel/OpenPods, `PodsService.java`), which decodes the same bytes as
-///   hex characters: the status byte's bit 0x20 tells whether the broadcasting bud is the left one
-///   ("flip"), which swaps the battery nibbles, the in-ear bits 0x02/0x08 and the charging bits
-///   0x01/0x02; battery nibbles are tenths (0...10, 15 = unknown); charging nibble bit 0x04 is the case.
-/// - Hexway "apple_bleee" and the AirPodsDesktop project (`Core/AppleCP.h`), which name the status
-///   bits: 0x02 broadcasting bud in ear, 0x08 other bud in ear, 0x04 both buds in the case,
-///   0x40 broadcasting bud in the case, 0x20 broadcasting bud is the left one; and the lid byte's
-///   bit 0x08 set while the case lid is closed.
-/// Vectors in the test fixtures (Theengs decoder tests, a public AirPods decoder test) confirm it.
+/// of Apple's Continuity protocol (written from memory of these sources, which could not be
+/// consulted while writing; the fixture vectors confirm the parts the tests pin down):
+/// - furiousMAC, "continuity" (github.com/furiousMAC/continuity: its message documentation and
+///   Wireshark dissector): manufacturer data of company 0x004C is a sequence of type/length/value
+///   messages; type 0x07 is "Proximity Pairing" with fields prefix (1), device model (2), status (1),
+///   battery levels (1, two nibbles), charging status + case battery (1), lid open counter (1),
+///   device colour (1), 0x00 (1), encrypted payload (16).
+/// - OpenPods (github.com/adolfintel/OpenPods, its `PodsService`), which decodes the same bytes as
+///   hex characters: status bit 0x20 tells whether the broadcasting bud is the left one ("flip"),
+///   which swaps the battery nibbles, the in-ear bits 0x02/0x08 and the charging bits 0x01/0x02;
+///   battery nibbles are tenths (0...10, 15 = unknown); charging-nibble bit 0x04 is the case.
+/// - Hexway "apple_bleee" and the AirPodsDesktop project, which name further status bits: 0x04 both
+///   buds in the case, 0x40 broadcasting bud in the case; and read lid-byte bit 0x08 as "lid
+///   closed". These last bits are the least corroborated, so ``leftInCase``/``rightInCase`` and
+///   ``lidOpen`` are optional and only set when those bits say something definite.
 public struct AppleProximityPairing: Hashable, Sendable {
     /// Why manufacturer data is not a decodable proximity-pairing message.
     public enum DecodingError: Error, Hashable, Sendable {
