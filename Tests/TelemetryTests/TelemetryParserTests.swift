@@ -111,6 +111,13 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
         #expect(advertisement(parse(.openmqttgateway, topic, #"{"\u0069d":"A1B2C3D4E5F6","rss\u0069":-50}"#))?.rssi == -50)
     }
 
+    @Test func escapedHexAndAddressValuesAreDecoded() {
+        let ad = advertisement(parse(.openmqttgateway, topic, #"{"id":"A1\u003AB2:C3:D4:E5:F6","manufacturerdata":"4c\u0030007"}"#))
+        #expect(ad?.address.hexID == "A1B2C3D4E5F6")
+        #expect(ad?.manufacturer == ManufacturerData(companyIdentifier: 0x004C, payload: [0x07]))
+        #expect(rejection(parse(.openmqttgateway, topic, #"{"id":"A1B2C3D4E5F6","manufacturerdata":"4c\u0020007"}"#))?.code == .invalidHex)
+    }
+
     @Test func otherTopicsAreIgnored() {
         guard case .ignored = parse(.openmqttgateway, "home/gw1/SYStoMQTT", "{}") else { Issue.record("not ignored"); return }
     }
@@ -243,6 +250,15 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
             Issue.record("custom base topic not used"); return
         }
         guard case .ignored = parse(.native, topic, "{}", base: "bridge2") else { Issue.record("default base topic matched"); return }
+    }
+
+    @Test func oversizeReportIsRejectedForTheAccessory() throws {
+        let accessory = try #require(BluetoothAddress("A1B2C3D4E5F6"))
+        let payload = [UInt8](repeating: 0x20, count: TelemetryLimits.maximumPayloadSize + 1)
+        guard case .failure(let rejection) = AccessoryReportParser.parse(payload, accessory: accessory, gateway: nil, receivedAt: 0) else {
+            Issue.record("accepted"); return
+        }
+        #expect(rejection.code == .payloadTooLarge && rejection.accessory == accessory)
     }
 
     @Test func reportParserServesTheSetTopic() throws {
