@@ -72,7 +72,13 @@ public struct TopicPattern: Hashable, Sendable, CustomStringConvertible {
             let text = UnsafeRawBufferPointer(rebasing: topic[position..<end])
             switch level {
             case .literal(let literal):
-                guard text.elementsEqual(literal) else { return nil }
+                guard text.count == literal.count else { return nil }
+                // Byte loop: the generic `elementsEqual` showed up in the parse profile.
+                let equal = literal.withUnsafeBufferPointer { literalBytes in
+                    for index in 0..<literalBytes.count where literalBytes[index] != text[index] { return false }
+                    return true
+                }
+                guard equal else { return nil }
             case .single:
                 captures.append(String(decoding: text, as: UTF8.self))
             case .multi:
