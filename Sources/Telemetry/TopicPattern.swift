@@ -58,6 +58,7 @@ public struct TopicPattern: Hashable, Sendable, CustomStringConvertible {
     func match(utf8 topic: UnsafeRawBufferPointer) -> [String]? {
         if let first = levels.first, !Self.isLiteral(first), topic.first == UInt8(ascii: "$") { return nil }
         var captures: [String] = []
+        captures.reserveCapacity(singleLevelWildcards + 1) // one allocation, no regrowth
         var position = 0 // start of the current topic level
         var atEnd = false // the previous level ended at the end of the topic
         for level in levels {
