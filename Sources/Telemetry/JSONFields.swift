@@ -10,9 +10,11 @@ struct JSONFields {
         do {
             try scanner.forEachMember { key, value in body(scanner, key, value) }
         } catch {
-            let code: TelemetryRejection.Code = error.message == "not a JSON object" && !payload.isEmpty && payload.first != UInt8(ascii: "{")
-                && (try? scanner.validateDocument()) != nil ? .wrongType : .invalidJSON
-            throw TelemetryRejection(code, code == .wrongType ? "payload is JSON but not an object" : "invalid JSON at byte \(error.offset): \(error.message)")
+            // A document that is valid JSON as a whole failed only for not being an object.
+            if (try? scanner.validateDocument()) != nil {
+                throw TelemetryRejection(.wrongType, "payload is JSON but not an object")
+            }
+            throw TelemetryRejection(.invalidJSON, "invalid JSON at byte \(error.offset): \(error.message)")
         }
         return JSONFields(scanner: scanner)
     }
