@@ -1,0 +1,144 @@
+/// The status an Apple audio accessory (AirPods, Beats) broadcasts in its proximity-pairing
+/// advertisement: model, which bud is in an ear or in the case, battery levels, charging, lid.
+///
+/// Apple does not document this format. The layout below follows the public reverse-engineering
+/// of Apple's Continuity protocol (written from memory of these sources, which could not be
+/// consulted while writing; the fixture vectors confirm the parts the tests pin down):
+/// - furiousMAC, "continuity" (github.com/furiousMAC/continuity: its message documentation and
+///   Wireshark dissector): manufacturer data of company 0x004C is a sequence of type/length/value
+///   messages; type 0x07 is "Proximity Pairing" with fields prefix (1), device model (2), status (1),
+///   battery levels (1, two nibbles), charging status + case battery (1), lid open counter (1),
+///   device colour (1), 0x00 (1), encrypted payload (16).
+/// - OpenPods (github.com/adolfintel/OpenPods, its `PodsService`), which decodes the same bytes as
+///   hex characters: status bit 0x20 tells whether the broadcasting bud is the left one ("flip"),
+///   which swaps the battery nibbles, the in-ear bits 0x02/0x08 and the charging bits 0x01/0x02;
+///   battery nibbles are tenths (0...10, 15 = unknown); charging-nibble bit 0x04 is the case.
+/// - Hexway "apple_bleee" and the AirPodsDesktop project, which name further status bits: 0x04 both
+///   buds in the case, 0x40 broadcasting bud in the case; and read lid-byte bit 0x08 as "lid
+///   closed". These last bits are the least corroborated, so ``leftInCase``/``rightInCase`` and
+///   ``lidOpen`` are optional and only set when those bits say something definite.
+public struct AppleProximityPairing: Hashable, Sendable {
+    /// Why manufacturer data is not a decodable proximity-pairing message.
+    public enum DecodingError: Error, Hashable, Sendable {
+        /// The company identifier is not Apple's 0x004C.
+        case notApple(UInt16)
+        /// Apple data, but no type 0x07 message in it; carries the first message type found.
+        case notProximityPairing(UInt8?)
+        /// A type 0x07 message too short for the status fields.
+        case truncated(Int)
+    }
+
+    /// Apple's Bluetooth SIG company identifier.
+    public static let appleCompanyIdentifier: UInt16 = 0x004C
+    /// Continuity message type of proximity pairing.
+    public static let messageType: UInt8 = 0x07
+
+    /// The device model, e.g. 0x200E for AirPods Pro (little-endian on air).
+    public var model: UInt16
+    /// Whether the left / right bud is in an ear.
+    public var leftInEar: Bool
+    public var rightInEar: Bool
+    /// Whether the left / right bud is in the case; `nil` when the advertisement does not tell
+    /// (only "both in case" and "broadcasting bud in case" are encoded).
+    public var leftInCase: Bool?
+    public var rightInCase: Bool?
+    /// Battery levels as fractions 0...1 in steps of 0.1; `nil` when reported as unknown (nibble 15).
+    public var leftBattery: Double?
+    public var rightBattery: Double?
+    public var caseBattery: Double?
+    /// Charging flags.
+    public var leftCharging: Bool
+    public var rightCharging: Bool
+    public var caseCharging: Bool
+    /// Whether the case lid is open; only known while the broadcasting bud is in the case.
+    public var lidOpen: Bool?
+    /// The raw lid byte (an open counter in its low bits).
+    public var lidByte: UInt8
+    /// The raw status byte, for diagnostics.
+    public var status: UInt8
+
+    /// Decodes manufacturer data.
+    /// - Throws: ``DecodingError`` when it is not an Apple proximity-pairing message.
+    public init(manufacturerData: ManufacturerData) throws(DecodingError) {
+        guard manufacturerData.companyIdentifier == Self.appleCompanyIdentifier else {
+            throw .notApple(manufacturerData.companyIdentifier)
+        }
+        let payload = manufacturerData.payload
+        // Walk the Continuity type/length/value messages; one advertisement may carry several.
+        var index = 0
+        var message: ArraySlice<UInt8>?
+        while index + 1 < payload.count {
+            let type = payload[index], length = Int(payload[index + 1])
+            let end = min(index + 2 + length, payload.count)
+            if type == Self.messageType { message = payload[(index + 2)..<end]; break }
+            index = index + 2 + length
+        }
+        guard let message else { throw .notProximityPairing(payload.first) }
+        // prefix, model (2), status, battery, charging/case, lid: 7 bytes are needed.
+        guard message.count >= 7 else { throw .truncated(message.count) }
+        let bytes = Array(message)
+        model = UInt16(bytes[2]) << 8 | UInt16(bytes[1])
+        status = bytes[3]
+        let battery = bytes[4], charging = bytes[5] >> 4, caseNibble = bytes[5] & 0x0F
+        lidByte = bytes[6]
+
+        // The broadcasting ("primary") bud's fields come first: low battery nibble, in-ear 0x02,
+        // charging bit 0x01. Bit 0x20 says whether the broadcasting bud is the left one.
+        let primaryIsLeft = status & 0x20 != 0
+        let primaryInEar = status & 0x02 != 0, secondaryInEar = status & 0x08 != 0
+        let bothInCase = status & 0x04 != 0, primaryInCase = status & 0x40 != 0
+        let primaryBattery = Self.level(battery & 0x0F), secondaryBattery = Self.level(battery >> 4)
+        let primaryCharging = charging & 0x01 != 0, secondaryCharging = charging & 0x02 != 0
+        let primaryCaseState: Bool? = bothInCase || primaryInCase ? true : (primaryInEar ? false : nil)
+        let secondaryCaseState: Bool? = bothInCase ? true : (secondaryInEar ? false : nil)
+
+        leftInEar = primaryIsLeft ? primaryInEar : secondaryInEar
+        rightInEar = primaryIsLeft ? secondaryInEar : primaryInEar
+        leftInCase = primaryIsLeft ? primaryCaseState : secondaryCaseState
+        rightInCase = primaryIsLeft ? secondaryCaseState : primaryCaseState
+        leftBattery = primaryIsLeft ? primaryBattery : secondaryBattery
+        rightBattery = primaryIsLeft ? secondaryBattery : primaryBattery
+        leftCharging = primaryIsLeft ? primaryCharging : secondaryCharging
+        rightCharging = primaryIsLeft ? secondaryCharging : primaryCharging
+        caseBattery = Self.level(caseNibble)
+        caseCharging = charging & 0x04 != 0
+        lidOpen = primaryInCase || bothInCase ? lidByte & 0x08 == 0 : nil
+    }
+
+    /// A nibble of tenths; 15 (and anything above 10) means unknown / not connected.
+    private static func level(_ nibble: UInt8) -> Double? {
+        nibble <= 10 ? Double(nibble) / 10 : nil
+    }
+
+    /// `inEar` when at least one bud is in an ear, else `offHead`.
+    public var placement: Placement { leftInEar || rightInEar ? .inEar : .offHead }
+
+    /// Battery in aabridge's normalised form.
+    public var battery: BatteryStatus {
+        BatteryStatus(left: leftBattery, right: rightBattery, case: caseBattery,
+                      leftCharging: leftCharging, rightCharging: rightCharging, caseCharging: caseCharging)
+    }
+
+    /// The marketing name of the model, when known.
+    public var modelName: String? { Self.modelNames[model] }
+
+    /// Model identifiers published by the sources above (and Apple's own accessory IDs).
+    public static let modelNames: [UInt16: String] = [
+        0x2002: "AirPods",
+        0x200F: "AirPods (2nd generation)",
+        0x2013: "AirPods (3rd generation)",
+        0x200E: "AirPods Pro",
+        0x2014: "AirPods Pro (2nd generation)",
+        0x2024: "AirPods Pro (2nd generation, USB-C)",
+        0x200A: "AirPods Max",
+        0x2003: "Powerbeats3",
+        0x200B: "Powerbeats Pro",
+        0x200C: "Beats Solo Pro",
+        0x2005: "BeatsX",
+        0x2006: "Beats Solo3",
+        0x2009: "Beats Studio3",
+        0x2010: "Beats Flex",
+        0x2011: "Beats Studio Buds",
+        0x2012: "Beats Fit Pro",
+    ]
+}

@@ -1,0 +1,106 @@
+/// Turns one MQTT message from a configured gateway into a ``TelemetryMessage``.
+///
+/// One parser per `gateways:` entry. It never throws and never traps: anything malformed becomes
+/// ``TelemetryMessage/rejected(_:)`` with a reason, and a value is only produced when the whole
+/// message was valid. It holds no mutable state, so one instance can be shared across tasks.
+public struct TelemetryParser: Hashable, Sendable {
+    /// The gateway software.
+    public var format: GatewayFormat
+    /// Telemetry subscription; the gateway name is taken from its first `+` (ESPresense: the room, the last level).
+    public var topic: TopicPattern
+    /// Availability subscription, if the format has one.
+    public var statusTopic: TopicPattern?
+    /// The configured gateway label, used when the topic pattern has no `+` to name the gateway.
+    public var name: String
+
+    /// Creates a parser.
+    /// - Parameters:
+    ///   - format: The gateway software.
+    ///   - topic: Telemetry topic filter; `nil` takes the format's default.
+    ///   - statusTopic: Status topic filter; `nil` takes the format's default.
+    ///   - baseTopic: `mqtt.base_topic`, for the native format's default topic.
+    ///   - name: The configured gateway label.
+    public init(format: GatewayFormat, topic: TopicPattern? = nil, statusTopic: TopicPattern? = nil, baseTopic: String = "aabridge", name: String? = nil) {
+        self.format = format
+        // The defaults are valid filters unless the base topic itself contains a wildcard, which
+        // the configuration rejects; fall back to a filter that matches nothing rather than trap.
+        self.topic = topic ?? TopicPattern(format.defaultTopic(baseTopic: baseTopic)) ?? TopicPattern("$aabridge/none")!
+        self.statusTopic = statusTopic ?? format.defaultStatusTopic.flatMap(TopicPattern.init)
+        self.name = name ?? format.rawValue
+    }
+
+    /// Parses a message.
+    /// - Parameters:
+    ///   - topic: The MQTT topic it arrived on.
+    ///   - payload: The raw payload bytes.
+    ///   - receivedAt: Reception time, milliseconds since the Unix epoch.
+    public func parse(topic: String, payload: [UInt8], receivedAt: Int64) -> TelemetryMessage {
+        payload.withUnsafeBytes { parse(topic: topic, payload: $0, receivedAt: receivedAt) }
+    }
+
+    /// Parses a message whose payload is borrowed (e.g. straight from the MQTT client's buffer).
+    public func parse(topic: String, payload: UnsafeRawBufferPointer, receivedAt: Int64) -> TelemetryMessage {
+        guard payload.count <= TelemetryLimits.maximumPayloadSize else {
+            return .rejected(TelemetryRejection(.payloadTooLarge, "payload of \(payload.count) bytes exceeds \(TelemetryLimits.maximumPayloadSize)"))
+        }
+        if let statusTopic, let captures = statusTopic.match(topic) {
+            return Self.parseStatus(payload, gateway: captures.first ?? name, receivedAt: receivedAt)
+        }
+        guard let captures = self.topic.match(topic) else {
+            return .ignored("topic \(JSONFields.excerpt(topic)) does not match \(self.topic) or the status topic")
+        }
+        let gateway = gatewayName(topic: topic, captures: captures)
+        let result: Result<TelemetryMessage, TelemetryRejection>
+        switch format {
+        case .openmqttgateway, .theengs:
+            result = Result { () throws(TelemetryRejection) in try Self.parseOpenMQTTGateway(payload, gateway: gateway, receivedAt: receivedAt) }
+        case .espresense:
+            result = Result { () throws(TelemetryRejection) in try Self.parseESPresense(payload, gateway: gateway, receivedAt: receivedAt) }
+        case .tasmota:
+            result = Result { () throws(TelemetryRejection) in try Self.parseTasmota(payload, gateway: gateway, receivedAt: receivedAt) }
+        case .native:
+            return parseNative(topic: topic, captures: captures, payload: payload, receivedAt: receivedAt)
+        }
+        switch result {
+        case .success(let message): return message
+        case .failure(var rejection):
+            rejection.gateway = gateway
+            return .rejected(rejection)
+        }
+    }
+
+    /// Whether a topic belongs to this gateway (its telemetry or status pattern matches), so a
+    /// bridge with several gateways can pick the parser for a message.
+    public func handles(topic: String) -> Bool {
+        statusTopic?.match(topic) != nil || self.topic.match(topic) != nil
+    }
+
+    /// ESPresense publishes per room: `espresense/devices/<device id>/<room>`; the room is the gateway.
+    /// Other formats name the gateway at the pattern's first `+`.
+    func gatewayName(topic: String, captures: [String]) -> String {
+        if format == .espresense {
+            if let last = topic.utf8.lastIndex(of: UInt8(ascii: "/")) {
+                let room = String(topic[topic.utf8.index(after: last)...])
+                if !room.isEmpty { return room }
+            }
+            return name
+        }
+        return self.topic.singleLevelWildcards > 0 ? captures[0] : name
+    }
+
+    /// `online` / `offline` in any case, surrounding whitespace allowed.
+    static func parseStatus(_ payload: UnsafeRawBufferPointer, gateway: String, receivedAt: Int64) -> TelemetryMessage {
+        var start = 0, end = payload.count
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        while start < end, isSpace(payload[start]) { start += 1 }
+        while end > start, isSpace(payload[end - 1]) { end -= 1 }
+        let word = UnsafeRawBufferPointer(rebasing: payload[start..<end])
+        func equalsIgnoringCase(_ literal: String) -> Bool {
+            word.count == literal.utf8.count && zip(word, literal.utf8).allSatisfy { $0 | 0x20 == $1 }
+        }
+        if equalsIgnoringCase("online") { return .gatewayStatus(GatewayStatus(gateway: gateway, state: .online, receivedAt: receivedAt)) }
+        if equalsIgnoringCase("offline") { return .gatewayStatus(GatewayStatus(gateway: gateway, state: .offline, receivedAt: receivedAt)) }
+        let text = JSONFields.excerpt(String(decoding: word.prefix(64), as: UTF8.self))
+        return .rejected(TelemetryRejection(.invalidValue, "status \(text) is neither online nor offline", gateway: gateway))
+    }
+}

@@ -1,0 +1,104 @@
+import Testing
+@testable import Telemetry
+
+@Suite struct AppleProximityPairingTests {
+    static func decode(_ hex: String) throws -> AppleProximityPairing {
+        let raw = try #require(Hex.decode(hex))
+        return try AppleProximityPairing(manufacturerData: try #require(ManufacturerData(raw: raw)))
+    }
+
+    @Test func bothBudsInTheCase() throws {
+        // Public decoder test vector: AirPods Pro, both buds in the open case, buds 100 %, case 50 %.
+        let status = try Self.decode("4c000719010e2054aab5310000e00ca78a604bd37df4604f2c73e9a7f4")
+        #expect(status.model == 0x200E)
+        #expect(status.modelName == "AirPods Pro")
+        #expect(!status.leftInEar && !status.rightInEar)
+        #expect(status.leftInCase == true && status.rightInCase == true)
+        #expect(status.leftBattery == 1.0 && status.rightBattery == 1.0 && status.caseBattery == 0.5)
+        // Charging nibble 0xB: broadcasting (right) bud 0x01, other (left) 0x02, case 0x04 clear, 0x08 set.
+        #expect(status.leftCharging && status.rightCharging && !status.caseCharging)
+        #expect(status.lidOpen == true)
+        #expect(status.placement == .offHead)
+    }
+
+    @Test func leftBudInEarBroadcastingFromTheLeft() throws {
+        // Theengs fixture: status 0x22 = left broadcasts (0x20) and is in an ear (0x02);
+        // battery 0xF5: broadcasting (left) 50 %, other unknown; case unknown.
+        let status = try Self.decode("4c000719010e2022f58f00000a7d9fff27234873d4305e0fed1b39e2b8")
+        #expect(status.leftInEar && !status.rightInEar)
+        #expect(status.leftInCase == false)
+        #expect(status.rightInCase == nil)
+        #expect(status.leftBattery == 0.5 && status.rightBattery == nil && status.caseBattery == nil)
+        #expect(status.lidOpen == nil)
+        #expect(status.placement == .inEar)
+    }
+
+    @Test func flipSwapsTheBuds() throws {
+        // Same as above but broadcasting from the right (bit 0x20 clear), with the other bud in an
+        // ear (0x08) and battery nibbles right 70 % / left 30 %, left charging (bit 0x02 = other).
+        let status = try Self.decode("4c000719010e200837210000")
+        #expect(!status.rightInEar && status.leftInEar)
+        #expect(status.rightBattery == 0.7 && status.leftBattery == 0.3)
+        #expect(status.leftCharging && !status.rightCharging)
+        #expect(status.caseBattery == 0.1)
+        #expect(status.placement == .inEar)
+    }
+
+    @Test func rightBudInEarOnly() throws {
+        let status = try Self.decode("4c000719010e2002aa0000")
+        #expect(status.rightInEar && !status.leftInEar)
+        #expect(status.placement == .inEar)
+    }
+
+    @Test func nearbyInfoIsNotProximityPairing() throws {
+        #expect(throws: AppleProximityPairing.DecodingError.notProximityPairing(0x10)) { try Self.decode("4c0010060319247bbc68") }
+    }
+
+    @Test func proximityPairingAfterAnotherMessage() throws {
+        let status = try Self.decode("4c00100203190719010e2022aa8f00")
+        #expect(status.leftInEar)
+    }
+
+    @Test func otherCompanyAndTruncation() throws {
+        #expect(throws: AppleProximityPairing.DecodingError.notApple(0x00DC)) { try Self.decode("dc000719010e2022") }
+        #expect(throws: AppleProximityPairing.DecodingError.truncated(5)) { try Self.decode("4c000719010e202255") }
+        #expect(throws: AppleProximityPairing.DecodingError.notProximityPairing(nil)) { try Self.decode("4c00") }
+    }
+}
+
+@Suite struct PlacementRuleTests {
+    static func advertisement(manufacturer: String? = nil, service: (String, String)? = nil) -> Advertisement {
+        var advertisement = Advertisement(gateway: "gw", address: BluetoothAddress(rawValue: 1), receivedAt: 0)
+        if let manufacturer { advertisement.manufacturerData = [ManufacturerData(raw: Hex.decode(manufacturer)!)!] }
+        if let (uuid, data) = service { advertisement.serviceData = [ServiceData(uuid: BluetoothUUID(uuid)!, data: Hex.decode(data)!)] }
+        return advertisement
+    }
+
+    @Test func manufacturerByteAfterTheCompanyIdentifier() {
+        let rule = PlacementRule(source: .manufacturer(companyIdentifier: nil), offset: 3, mask: 0x01, wornWhen: 0x01)
+        #expect(rule.worn(in: Self.advertisement(manufacturer: "ffff00000001")) == true)
+        #expect(rule.worn(in: Self.advertisement(manufacturer: "ffff000000fe")) == false)
+        #expect(rule.placement(in: Self.advertisement(manufacturer: "ffff00000001"), hardware: .overEarHeadphone) == .overTheEar)
+        #expect(rule.placement(in: Self.advertisement(manufacturer: "ffff00000000"), hardware: .overEarHeadphone) == .offHead)
+        // Too short or absent: unknown, not "off".
+        #expect(rule.worn(in: Self.advertisement(manufacturer: "ffff000000")) == nil)
+        #expect(rule.worn(in: Self.advertisement()) == nil)
+    }
+
+    @Test func companyFilterAndServiceData() {
+        let apple = PlacementRule(source: .manufacturer(companyIdentifier: 0x004C), offset: 0, mask: 0xFF, wornWhen: 0x07)
+        #expect(apple.worn(in: Self.advertisement(manufacturer: "4c0007")) == true)
+        #expect(apple.worn(in: Self.advertisement(manufacturer: "dc0007")) == nil)
+        let service = PlacementRule(source: .service(BluetoothUUID("fe2c")), offset: 1, mask: 0xF0, wornWhen: 0xA0)
+        #expect(service.worn(in: Self.advertisement(service: ("0xFE2C", "00aabbcc"))) == true)
+        #expect(service.worn(in: Self.advertisement(service: ("fe2d", "00aabbcc"))) == nil)
+        #expect(service.worn(in: Self.advertisement(service: ("fe2c", "0050"))) == false)
+    }
+
+    @Test func wearSensorMapping() {
+        #expect(Placement(worn: true, hardware: .inEarBud) == .inEar)
+        #expect(Placement(worn: true, hardware: .onEarHeadphone) == .onHead)
+        #expect(Placement(worn: true, hardware: .overEarHeadphone) == .overTheEar)
+        #expect(Placement(worn: false, hardware: .inEarBud) == .offHead)
+    }
+}

@@ -1,6 +1,0 @@
-import Testing
-@testable import Telemetry
-
-@Test func moduleLinks() {
-    #expect(String(describing: TelemetryModule.self) == "TelemetryModule")
-}
