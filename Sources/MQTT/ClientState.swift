@@ -16,6 +16,8 @@ struct ClientState: Sendable {
     var pendingPublishes: [Int32: CheckedContinuation<Result<Void, MQTTError>, Never>] = [:]
     /// Acknowledgements that arrived before the publisher registered its continuation.
     var earlyPublishAcks: [Int32: Result<Void, MQTTError>] = [:]
+    /// Awaited publishes between `mosquitto_publish` and registering their continuation.
+    var registeringPublishes = 0
     var pendingSubscribes: [Int32: CheckedContinuation<Result<Void, MQTTError>, Never>] = [:]
     var earlySubscribeAcks: [Int32: Result<Void, MQTTError>] = [:]
     /// QoS 1 publishes made while disconnected, sent from on_connect in order.
@@ -30,5 +32,6 @@ struct OutgoingPublish: Sendable {
     var payload: [UInt8]
     var qos: MQTTQoS
     var retain: Bool
-    var continuation: CheckedContinuation<Result<Void, MQTTError>, Never>
+    /// nil for fire-and-forget publishes (``MQTTClient/post(topic:payload:qos:retain:)``).
+    var continuation: CheckedContinuation<Result<Void, MQTTError>, Never>?
 }

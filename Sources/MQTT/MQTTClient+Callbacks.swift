@@ -56,9 +56,9 @@ extension MQTTClient {
             : .success(())
         let continuation = state.withLock { state -> CheckedContinuation<Result<Void, MQTTError>, Never>? in
             if let continuation = state.pendingPublishes.removeValue(forKey: mid) { return continuation }
-            // QoS 0 publishes also report here; only remember acknowledgements a QoS 1
-            // publisher may still come to collect, and keep that memory bounded.
-            if state.earlyPublishAcks.count < 65_536 { state.earlyPublishAcks[mid] = result }
+            // An awaited publisher may not have registered yet: keep the ack for it. With no
+            // publisher in that window, the ack is a QoS 0 or fire-and-forget one: forget it.
+            if state.registeringPublishes > 0 { state.earlyPublishAcks[mid] = result }
             return nil
         }
         continuation?.resume(returning: result)

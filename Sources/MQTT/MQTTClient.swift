@@ -158,11 +158,16 @@ public final class MQTTClient: Sendable {
     /// keeps them itself and sends them from on_connect. The outbox is checked and filled
     /// under the same lock that on_connect uses to flush it, so nothing can slip between.
     func send(_ outgoing: OutgoingPublish) {
+        let awaited = outgoing.continuation != nil
         let queued = state.withLock { state -> Result<Void, MQTTError>? in
             if state.phase == .stopped || state.phase == .stopping {
                 return .failure(MQTTError(code: .shutDown, message: "client disconnected"))
             }
-            guard !state.connected else { return nil }
+            guard !state.connected else {
+                // From here until the continuation is registered, on_publish keeps early acks.
+                if awaited { state.registeringPublishes += 1 }
+                return nil
+            }
             guard state.outbox.count < Self.outboxLimit else {
                 return .failure(MQTTError(code: .library(MOSQ_ERR_NOMEM.rawValue),
                                           message: "not connected and \(Self.outboxLimit) messages already wait to be sent"))
@@ -171,30 +176,65 @@ public final class MQTTClient: Sendable {
             return .success(())
         }
         switch queued {
-        case .failure(let error): outgoing.continuation.resume(returning: .failure(error))
+        case .failure(let error): outgoing.continuation?.resume(returning: .failure(error))
         case .success: return
         case nil: break
         }
+        var mid: Int32 = 0
+        var failure: MQTTError?
         do throws(MQTTError) {
-            let mid = try publishNow(topic: outgoing.topic, payload: outgoing.payload, qos: outgoing.qos, retain: outgoing.retain)
-            let acknowledged = state.withLock { state -> Result<Void, MQTTError>? in
-                // on_publish may already have run on the network thread.
-                if let early = state.earlyPublishAcks.removeValue(forKey: mid) { return early }
-                state.pendingPublishes[mid] = outgoing.continuation
-                return nil
-            }
-            if let acknowledged { outgoing.continuation.resume(returning: acknowledged) }
-        } catch where error.code == .library(MOSQ_ERR_NO_CONN.rawValue) {
-            // The connection dropped between the check and the call: the outbox takes it.
-            state.withLock { $0.connected = false }
-            send(outgoing)
+            mid = try publishNow(topic: outgoing.topic, payload: outgoing.payload, qos: outgoing.qos, retain: outgoing.retain)
         } catch {
-            outgoing.continuation.resume(returning: .failure(error))
+            failure = error
+        }
+        guard awaited else {
+            if failure?.code == .library(MOSQ_ERR_NO_CONN.rawValue) {
+                // The connection dropped between the check and the call: the outbox takes it.
+                state.withLock { $0.connected = false }
+                send(outgoing)
+            }
+            return
+        }
+        let acknowledged = state.withLock { state -> Result<Void, MQTTError>? in
+            defer {
+                state.registeringPublishes -= 1
+                // Acks nobody is about to collect belong to fire-and-forget publishes: drop
+                // them, or a recycled message id could complete a later publish too early.
+                if state.registeringPublishes == 0 { state.earlyPublishAcks.removeAll(keepingCapacity: true) }
+            }
+            if failure != nil { return nil }
+            if let early = state.earlyPublishAcks.removeValue(forKey: mid) { return early }
+            state.pendingPublishes[mid] = outgoing.continuation
+            return nil
+        }
+        if let failure {
+            if failure.code == .library(MOSQ_ERR_NO_CONN.rawValue) {
+                state.withLock { $0.connected = false }
+                send(outgoing)
+            } else {
+                outgoing.continuation?.resume(returning: .failure(failure))
+            }
+        } else if let acknowledged {
+            outgoing.continuation?.resume(returning: acknowledged)
         }
     }
 
     /// QoS 1 messages kept while disconnected, at most.
     static let outboxLimit = 100_000
+
+    /// Queues a publish without waiting, in call order with every other `post`: for a single
+    /// task that must publish many messages in a fixed order (an event sequence) at full speed.
+    /// QoS 1 messages are kept while disconnected and sent after the reconnect; QoS 0
+    /// messages are dropped while disconnected.
+    /// - Returns: false when the message was dropped.
+    @discardableResult
+    public func post(topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false) -> Bool {
+        if qos == .atMostOnce {
+            return (try? publishNow(topic: topic, payload: payload, qos: qos, retain: retain)) != nil
+        }
+        send(OutgoingPublish(topic: topic, payload: payload, qos: qos, retain: retain, continuation: nil))
+        return true
+    }
 
     /// Publishes UTF-8 text.
     public func publish(topic: String, string: String, qos: MQTTQoS = .atMostOnce, retain: Bool = false)
@@ -279,7 +319,7 @@ public final class MQTTClient: Sendable {
                 state.pendingSubscribes.removeAll()
                 state.firstConnect = nil
             }
-            return (Array(state.pendingPublishes.values) + state.outbox.map(\.continuation),
+            return (Array(state.pendingPublishes.values) + state.outbox.compactMap(\.continuation),
                     Array(state.pendingSubscribes.values), state.firstConnect)
         }
         publishes.forEach { $0.resume(returning: .failure(error)) }

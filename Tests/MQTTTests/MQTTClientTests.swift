@@ -114,6 +114,24 @@ struct MQTTClientTests {
         await subscriber.client.disconnect()
     }
 
+    @Test("post() keeps call order across QoS 0 and 1, mixed with awaited publishes")
+    func postOrdered() async throws {
+        let broker = try MosquittoBroker()
+        let subscriber = try await ConnectedClient(testConfiguration(broker), subscribe: ["o/#"])
+        let publisher = try await ConnectedClient(testConfiguration(broker))
+        for index in 0..<2_000 {
+            if index % 100 == 0 {
+                try await publisher.client.publish(topic: "o/x", string: "\(index)", qos: .atLeastOnce)
+            } else {
+                #expect(publisher.client.post(topic: "o/x", payload: Array("\(index)".utf8), qos: .atLeastOnce))
+            }
+        }
+        #expect(await subscriber.messages.wait(count: 2_000, timeout: .seconds(30)))
+        #expect(subscriber.payloads(on: "o/x").compactMap(Int.init) == Array(0..<2_000))
+        await publisher.client.disconnect()
+        await subscriber.client.disconnect()
+    }
+
     @Test("unsubscribe stops delivery; subscribe reports the SUBACK")
     func unsubscribe() async throws {
         let broker = try MosquittoBroker()
