@@ -5,11 +5,26 @@ import Telemetry
 // the domain without knowing any gateway. These conversions are the one place where the two
 // vocabularies meet (both modules have their own address, UUID and report types on purpose).
 
-/// How a product turns an advertisement into a wear reading (configuration.md `placement_decoder`).
-public enum PlacementDecoder: Hashable, Sendable {
+/// A product's placement decoder, ready for the hot path: the configured rule is turned
+/// into Telemetry's `PlacementRule` once, with the product's company id or service UUID.
+enum SightingDecoder: Hashable, Sendable {
     case none
     case appleProximity
     case rule(PlacementRule)
+
+    init(_ decoder: PlacementDecoder, descriptor: DiscoveryDescriptor) {
+        switch decoder {
+        case .none: self = .none
+        case .appleProximity: self = .appleProximity
+        case .rule(let rule):
+            let source: PlacementRule.Source = switch rule.source {
+            case .manufacturer: .manufacturer(companyIdentifier: descriptor.bluetoothCompanyIdentifier)
+            case .service: .service(descriptor.bluetoothServiceUUID.map {
+                Telemetry.BluetoothUUID(high: $0.high, low: $0.low) })
+            }
+            self = .rule(PlacementRule(source: source, offset: rule.offset, mask: rule.mask, wornWhen: rule.wornWhen))
+        }
+    }
 }
 
 extension AccessoryKit.BluetoothAddress {
@@ -38,7 +53,7 @@ extension AccessoryKit.Battery {
 extension AdvertisementSighting {
     /// The engine's view of an advertisement, decoded with the product's decoder when the
     /// address belongs to a known accessory.
-    init?(_ advertisement: Advertisement, identity: AccessoryKit.BluetoothAddress, decoder: PlacementDecoder,
+    init(_ advertisement: Advertisement, identity: AccessoryKit.BluetoothAddress, decoder: SightingDecoder,
           hardware: HardwareType?) {
         // Descriptors and availability need a signal strength; a sighting without one
         // (a decoded-only message) still proves the accessory is around, at the floor.

@@ -1,0 +1,55 @@
+import AccessoryKit
+import Foundation
+
+/// Log lines on stderr, as text or JSON lines, filtered by level. Warnings and errors are
+/// also handed to `forward` (the runtime publishes them on `bridge/log`). Callers never pass
+/// secrets; the configuration's redacted summary is the only configuration ever logged.
+public struct BridgeLogger: Sendable {
+    public enum Level: Int, Comparable, Sendable, CaseIterable {
+        case debug, info, warning, error
+
+        public var name: String { String(describing: self) }
+
+        public init?(name: String) {
+            guard let level = Self.allCases.first(where: { $0.name == name }) else { return nil }
+            self = level
+        }
+
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+
+    public var minimum: Level
+    public var json: Bool
+    public var clock: @Sendable () -> Timestamp
+    public var forward: (@Sendable (Level, String) -> Void)?
+
+    public init(minimum: Level = .info, json: Bool = false, clock: @escaping @Sendable () -> Timestamp = BridgeClock.now,
+                forward: (@Sendable (Level, String) -> Void)? = nil) {
+        self.minimum = minimum
+        self.json = json
+        self.clock = clock
+        self.forward = forward
+    }
+
+    public func log(_ level: Level, _ message: String) {
+        if level >= .warning { forward?(level, message) }
+        guard level >= minimum else { return }
+        let time = ISO8601.string(clock())
+        let line = json
+            ? JSONValue.object([("level", .string(level.name)), ("message", .string(message)), ("at", .string(time))]).serialized
+            : "\(time) \(level.name.uppercased()) \(message)"
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    public func debug(_ message: @autoclosure () -> String) { if minimum <= .debug { log(.debug, message()) } }
+    public func info(_ message: String) { log(.info, message) }
+    public func warning(_ message: String) { log(.warning, message) }
+    public func error(_ message: String) { log(.error, message) }
+}
+
+/// Wall-clock time as the engine's `Timestamp`; the only place the runtime reads the clock.
+public enum BridgeClock {
+    @Sendable public static func now() -> Timestamp {
+        Timestamp(milliseconds: Int64((Date().timeIntervalSince1970 * 1000).rounded()))
+    }
+}

@@ -1,0 +1,139 @@
+import AccessoryKit
+import MQTT
+import Storage
+
+extension BridgeRuntime {
+    /// Commits the storage writes among `outputs`, then publishes the rest in order.
+    /// - Returns: the storage error, when the writes could not be committed (nothing was
+    ///   published then: the caller decides what the failure means).
+    @discardableResult
+    func commitAndPublish(_ outputs: [EngineOutput], at now: Timestamp, context: String) -> StorageError? {
+        if let error = commit(outputs, context: context) { return error }
+        publish(outputs, at: now)
+        return nil
+    }
+
+    /// Commits the storage writes among `outputs` in one transaction.
+    func commit(_ outputs: [EngineOutput], context: String) -> StorageError? {
+        let writes = outputs.compactMap { output -> StorageWrite? in
+            if case .storage(let write) = output { return write }
+            return nil
+        }
+        guard !writes.isEmpty else { return nil }
+        do {
+            try store.apply(writes)
+            return nil
+        } catch {
+            counters.storageFailures += 1
+            counters.errors += 1
+            logger.error("storage (\(context)): \(error.message)")
+            return error
+        }
+    }
+
+    func publish(_ outputs: [EngineOutput], at now: Timestamp) {
+        for output in outputs { publish(output, at: now) }
+    }
+
+    func publish(_ output: EngineOutput, at now: Timestamp) {
+        switch output {
+        case .event(let event):
+            client.post(topic: topics.bridgeEvent, payload: payloads.event(event, at: now).bytes, qos: .atLeastOnce)
+            if event.type == .activated || event.type == .invalidated { publishInfo() }
+        case .pickerChanged(let picker):
+            publishRetained(topics.bridgePicker, payloads.picker(picker))
+        case .accessoryChanged(let status):
+            productOfAccessory[status.accessory.id] = status.accessory.product
+            publishRetained(topics.accessory(status.accessory.id), payloads.status(status))
+            accessoriesDirty = true
+        case .accessoryRemoved(let id):
+            productOfAccessory[id] = nil
+            // An empty retained payload clears the topic on the broker.
+            client.post(topic: topics.accessory(id), payload: [], qos: .atLeastOnce, retain: true)
+            client.post(topic: topics.availability(id), payload: [], qos: .atLeastOnce, retain: true)
+            accessoriesDirty = true
+        case .availabilityChanged(let id, let available):
+            publishRetained(topics.availability(id), payloads.availability(available))
+        case .registrationChanged:
+            // The accessory's state object (accessoryChanged) carries the registration.
+            accessoriesDirty = true
+        case .routeChanged(let change):
+            let name = change.target.accessory.flatMap { engine.status(of: $0)?.accessory.displayName }
+            publishRetained(topics.sourceRoute(change.source), payloads.route(change, accessoryName: name, at: now))
+        case .decision(let decision):
+            counters.decisions += 1
+            client.post(topic: topics.decision(decision.accessory), payload: payloads.decision(decision, at: now).bytes, qos: .atLeastOnce)
+        case .accessoryError(let id, let error):
+            counters.errors += 1
+            client.post(topic: topics.error(id), payload: payloads.accessoryError(error, at: now).bytes, qos: .atLeastOnce)
+        case .storage:
+            break
+        }
+    }
+
+    func publishRetained(_ topic: String, _ payload: JSONValue) {
+        client.post(topic: topic, payload: payload.bytes, qos: .atLeastOnce, retain: true)
+    }
+
+    /// Every retained topic, after each (re)connect: a broker restart loses nothing a
+    /// subscriber relies on, and no state stays stuck `offline`.
+    func publishEverything() {
+        let now = clock()
+        publishRetained(topics.bridgeState, ["state": "online"])
+        publishInfo()
+        publishHealth()
+        publishRetained(topics.bridgeGateways, gateways.payload)
+        publishRetained(topics.bridgePicker, payloads.picker(engine.picker))
+        for status in engine.statuses {
+            publishRetained(topics.accessory(status.accessory.id), payloads.status(status))
+            publishRetained(topics.availability(status.accessory.id), payloads.availability(status.available))
+        }
+        publishAccessoryList()
+        for (source, accessory) in engine.routes.sorted(by: { $0.key < $1.key }) {
+            let change = RouteChange(source: source, previous: .fallback, target: .accessory(accessory), reason: .startup)
+            let name = engine.status(of: accessory)?.accessory.displayName
+            publishRetained(topics.sourceRoute(source), payloads.route(change, accessoryName: name, at: now))
+        }
+    }
+
+    func publishAccessoryList() {
+        accessoriesDirty = false
+        publishRetained(topics.bridgeAccessories, .array(engine.statuses.map(payloads.status)))
+    }
+
+    var healthPayload: JSONValue {
+        let statistics = client.statistics
+        let now = clock()
+        return [
+            "uptime_s": .int(Int(now.milliseconds(since: startedAt) / 1000)),
+            "rss_bytes": .int(ResidentMemory.bytes()),
+            "messages_in": .int(statistics.messagesIn),
+            "messages_out": .int(statistics.messagesOut),
+            "telemetry_rejected": .int(counters.telemetryRejected),
+            "decisions": .int(counters.decisions),
+            "errors": .int(counters.errors),
+            "mqtt_reconnects": .int(statistics.reconnects),
+            "accessories": .int(engine.accessories.count),
+            "registered": .int(engine.registry.registrations.count),
+            "at": .string(ISO8601.string(now)),
+        ]
+    }
+
+    func publishHealth() {
+        publishRetained(topics.bridgeHealth, healthPayload)
+    }
+
+    func publishInfo() {
+        let summary = (try? JSONParser.parse(configuration.summaryJSON)) ?? .object([])
+        publishRetained(topics.bridgeInfo, [
+            "version": .string(BridgeModule.version),
+            "base_topic": .string(topics.base),
+            "session": .string(engine.session.state == .invalidated ? "invalidated" : "activated"),
+            "products": .array(configuration.products.map { .string($0.name) }),
+            "accessories": .int(engine.accessories.count),
+            "registered": .int(engine.registry.registrations.count),
+            "gateways": .int(configuration.gateways.count),
+            "config": summary,
+        ])
+    }
+}

@@ -1,0 +1,11 @@
+import Foundation
+
+/// The process's resident set size, read from /proc/self/statm (for `bridge/health`).
+public enum ResidentMemory {
+    public static func bytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}

@@ -1,0 +1,10 @@
+import MQTT
+
+/// Everything the runtime reacts to, merged into one stream so that a single task owns the
+/// engine and every output is carried out in order.
+enum RuntimeEvent: Sendable {
+    case message(MQTTMessage)
+    case connection(MQTTConnectionState)
+    case tick
+    case shutdown(signal: Int32)
+}
