@@ -20,7 +20,7 @@ extension ConfigurationDecoder {
         else { return declaration }
         let companies = list(bluetooth["company_identifiers"], at: bluetooth.path("company_identifiers")) ?? []
         for (index, item) in companies.enumerated() {
-            if let value = integer(item, at: "\(bluetooth.path("company_identifiers"))[\(index)]", in: 0...0xFFFF) {
+            if let value = integer(item, at: "\(bluetooth.path("company_identifiers"))[\(index)]", in: 0...0xFFFF, hex: true) {
                 declaration.bluetoothCompanyIdentifiers.insert(UInt16(value))
             } else if item.isNull {
                 fail("\(bluetooth.path("company_identifiers"))[\(index)]", "must not be null", at: item)
@@ -183,8 +183,8 @@ extension ConfigurationDecoder {
         }
         let source = enumeration(PlacementDecoder.Rule.Source.self, rule["source"], at: rule.path("source"))
         let offset = integer(rule["offset"], at: rule.path("offset"), in: 0...255)
-        let mask = integer(rule["mask"], at: rule.path("mask"), in: 1...0xFF)
-        let worn = integer(rule["worn_when"], at: rule.path("worn_when"), in: 0...0xFF)
+        let mask = integer(rule["mask"], at: rule.path("mask"), in: 1...0xFF, hex: true)
+        let worn = integer(rule["worn_when"], at: rule.path("worn_when"), in: 0...0xFF, hex: true)
         guard !missing, let source, let offset, let mask, let worn else { return nil }
         guard worn & ~mask == 0 else {
             fail(rule.path("worn_when"), "has bits outside mask (0x\(String(mask, radix: 16))); it could never match", at: rule["worn_when"])
@@ -234,7 +234,7 @@ extension ConfigurationDecoder {
         guard let entry = fields(node, at: path, allowed: Self.descriptorKeys) else { return nil }
         let before = issues.count
         var descriptor = DiscoveryDescriptor()
-        if let company = integer(entry["bluetooth_company_identifier"], at: entry.path("bluetooth_company_identifier"), in: 0...0xFFFF) {
+        if let company = integer(entry["bluetooth_company_identifier"], at: entry.path("bluetooth_company_identifier"), in: 0...0xFFFF, hex: true) {
             descriptor.bluetoothCompanyIdentifier = UInt16(company)
         }
         descriptor.bluetoothManufacturerDataBlob = hexBytes(entry["bluetooth_manufacturer_data_blob"], at: entry.path("bluetooth_manufacturer_data_blob"))

@@ -121,7 +121,8 @@ final class ConfigurationDecoder {
     }
 
     /// A decimal or `0x` hexadecimal integer within `range`.
-    func integer(_ node: YAMLNode?, at path: String, in range: ClosedRange<Int>) -> Int? {
+    /// - Parameter hex: show the range in hex (company identifiers, bytes).
+    func integer(_ node: YAMLNode?, at path: String, in range: ClosedRange<Int>, hex: Bool = false) -> Int? {
         guard let node, !node.isNull else { return nil }
         guard let text = scalarText(node, at: path, expected: "an integer") else { return nil }
         guard let value = Self.parseInteger(text) else {
@@ -129,7 +130,9 @@ final class ConfigurationDecoder {
             return nil
         }
         guard range.contains(value) else {
-            fail(path, "must be between \(Self.format(range.lowerBound)) and \(Self.format(range.upperBound)), found \(text)", at: node)
+            let bounds = hex ? "0x\(String(range.lowerBound, radix: 16, uppercase: true)) and 0x\(String(range.upperBound, radix: 16, uppercase: true))"
+                : "\(range.lowerBound) and \(range.upperBound)"
+            fail(path, "must be between \(bounds), found \(text)", at: node)
             return nil
         }
         return value
@@ -261,11 +264,6 @@ final class ConfigurationDecoder {
         }
     }
 
-    /// Ranges like 0...0xFFFF read better in hex.
-    private static func format(_ value: Int) -> String {
-        value == 0xFFFF ? "0xFFFF" : String(value)
-    }
-
     /// The closest allowed word within a small edit distance, for "did you mean".
     static func suggestion(for word: String, among candidates: [String]) -> String? {
         let lowered = word.lowercased()
@@ -275,22 +273,25 @@ final class ConfigurationDecoder {
         return best.1 <= limit ? best.0 : nil
     }
 
-    /// Levenshtein distance over characters.
+    /// Edit distance counting a swap of two neighbours as one edit (optimal string alignment),
+    /// since `jsno` for `json` is the typo people make.
     static func editDistance(_ a: String, _ b: String) -> Int {
         let a = Array(a), b = Array(b)
         if a.isEmpty { return b.count }
         if b.isEmpty { return a.count }
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
+        var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
+        for i in 0...a.count { d[i][0] = i }
+        for j in 0...b.count { d[0][j] = j }
         for i in 1...a.count {
-            current[0] = i
             for j in 1...b.count {
                 let cost = a[i - 1] == b[j - 1] ? 0 : 1
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+                d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+                }
             }
-            swap(&previous, &current)
         }
-        return previous[b.count]
+        return d[a.count][b.count]
     }
 }
 
