@@ -130,3 +130,16 @@ import Testing
         #expect(ConfigurationErrors.exitStatus == 2)
     }
 }
+
+/// Rule issues found after decoding still point into the file.
+@Suite struct ConfigurationRuleOriginTests {
+    @Test func descriptorRuleIssuesCarryTheirLine() {
+        let yaml = ConfigurationTestSupport.validBase.replacingOccurrences(of: "\"ffff\"", with: "\"ffffff\"")
+        let issues = ConfigurationTestSupport.issues(yaml)
+        #expect(issues.first?.origin == .file(line: 14, column: 41))
+        let missingMask = ConfigurationTestSupport.validBase.replacingOccurrences(of: "      bluetooth_manufacturer_data_mask: \"ffff\"\n", with: "")
+        let missing = ConfigurationTestSupport.issues(missingMask)
+        #expect(missing.map(\.path) == ["products[0].descriptor.bluetooth_manufacturer_data_mask"])
+        #expect(missing.first?.origin == .file(line: 12, column: 7))
+    }
+}

@@ -25,6 +25,8 @@ final class ConfigurationDecoder {
     var productIndices: [Int] = []
     /// For each decoded accessory, its index in the file.
     var accessoryIndices: [Int] = []
+    /// Where each key path's value was written, so rule issues found later can point at it.
+    var origins: [String: YAMLNode.Origin] = [:]
 
     /// Records an issue.
     func fail(_ path: String, _ message: String, at node: YAMLNode?) {
@@ -66,6 +68,7 @@ final class ConfigurationDecoder {
                 continue
             }
             values[key.value] = entry.value
+            origins[keyPath] = entry.value.origin
         }
         return Fields(path: path, values: values)
     }

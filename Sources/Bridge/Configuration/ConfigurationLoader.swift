@@ -68,7 +68,9 @@ public enum ConfigurationLoader {
             } else if let index = index(in: path, prefix: "accessories["), index < decoder.accessoryIndices.count {
                 path = replacing(index: index, with: decoder.accessoryIndices[index], prefix: "accessories[", in: path)
             }
-            return ConfigurationIssue(path: path, message: issue.error.message)
+            // A rule about a key that is not in the file (e.g. a missing mask) points at the descriptor.
+            let origin = decoder.origins[path] ?? decoder.origins[String(path[..<(path.lastIndex(of: ".") ?? path.endIndex)])]
+            return ConfigurationIssue(path: path, message: issue.error.message, origin: origin)
         }
     }
 
