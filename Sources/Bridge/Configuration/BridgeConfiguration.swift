@@ -1,0 +1,54 @@
+import AccessoryKit
+
+/// The whole validated configuration file; every key has its documented default.
+///
+/// Built by `ConfigurationLoader`, which checks every rule before a value of this
+/// type exists, so the runtime can use it without further checks.
+public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
+    public var mqtt: MQTTConfiguration
+    public var homeAssistant: HomeAssistantConfiguration
+    public var storage: StorageConfiguration
+    public var health: HealthConfiguration
+    public var log: LogConfiguration
+    /// The `setup:` section, the Info.plist analog.
+    public var setup: SetupDeclaration
+    public var products: [ProductConfiguration]
+    public var gateways: [GatewayConfiguration]
+    public var accessories: [AccessoryConfiguration]
+    public var sources: [SourceConfiguration]
+    public var switching: SwitchingSettings
+
+    /// The defaults, as an empty file gives them.
+    /// - Parameter hostname: for the default client id `aabridge-<hostname>`.
+    public init(hostname: String) {
+        self.mqtt = MQTTConfiguration(hostname: hostname)
+        self.homeAssistant = HomeAssistantConfiguration()
+        self.storage = StorageConfiguration()
+        self.health = HealthConfiguration()
+        self.log = LogConfiguration()
+        self.setup = SetupDeclaration(supports: [.bluetooth])
+        self.products = []
+        self.gateways = []
+        self.accessories = []
+        self.sources = []
+        self.switching = SwitchingSettings()
+    }
+
+    /// What the engine takes: products, declaration, switching and migrations.
+    public var engine: EngineConfiguration {
+        EngineConfiguration(
+            products: products.map(\.product), declaration: setup, switching: switching,
+            migrations: accessories.map(\.migration))
+    }
+
+    /// The product entry with this name.
+    public func product(named name: String) -> ProductConfiguration? {
+        products.first { $0.name == name }
+    }
+
+    /// A one-line overview without secrets (the MQTT section redacts its password).
+    public var description: String {
+        "BridgeConfiguration(mqtt: \(mqtt), products: \(products.map(\.name)), gateways: \(gateways.map(\.name)), "
+            + "accessories: \(accessories.count), sources: \(sources.count))"
+    }
+}

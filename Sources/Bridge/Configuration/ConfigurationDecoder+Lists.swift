@@ -1,0 +1,130 @@
+import AccessoryKit
+
+extension ConfigurationDecoder {
+    // MARK: gateways
+
+    func gateways(_ node: YAMLNode?, baseTopic: String) -> [GatewayConfiguration] {
+        guard let items = list(node, at: "gateways") else { return [] }
+        var gateways: [GatewayConfiguration] = []
+        var seen: [String: Int] = [:]
+        for (index, item) in items.enumerated() {
+            let path = "gateways[\(index)]"
+            if item.isNull {
+                fail(path, "expected a gateway mapping, found null", at: item)
+                continue
+            }
+            guard let entry = fields(item, at: path, allowed: ["name", "format", "topic", "status_topic"]) else { continue }
+            let name = requiredString(entry, "name")
+            if let name {
+                if let first = seen[name] {
+                    fail(entry.path("name"), "duplicate gateway name '\(name)' (also gateways[\(first)])", at: entry["name"])
+                } else {
+                    seen[name] = index
+                }
+            }
+            let format: GatewayConfiguration.Format?
+            if let node = entry["format"], !node.isNull {
+                format = enumeration(GatewayConfiguration.Format.self, node, at: entry.path("format"))
+            } else {
+                let allowed = GatewayConfiguration.Format.allCases.map(\.rawValue).joined(separator: " | ")
+                fail(entry.path("format"), "is required (\(allowed))", at: entry["format"])
+                format = nil
+            }
+            let topic = topicFilter(entry, "topic")
+            // status_topic: missing means the format's default; an explicit null means none.
+            var statusTopic: String?? = nil
+            if let node = entry["status_topic"] {
+                statusTopic = node.isNull ? .some(nil) : topicFilter(entry, "status_topic").map { .some($0) }
+            }
+            guard let name, let format else { continue }
+            gateways.append(GatewayConfiguration(name: name, format: format, topic: topic, statusTopic: statusTopic, baseTopic: baseTopic))
+        }
+        return gateways
+    }
+
+    /// A topic filter key, checked for wildcard placement.
+    private func topicFilter(_ entry: Fields, _ key: String) -> String? {
+        guard let topic = requiredOrDefault(entry, key) else { return nil }
+        if let problem = Self.topicFilterProblem(topic) {
+            fail(entry.path(key), problem, at: entry[key])
+            return nil
+        }
+        return topic
+    }
+
+    // MARK: accessories
+
+    func accessories(_ node: YAMLNode?) -> [AccessoryConfiguration] {
+        guard let items = list(node, at: "accessories") else { return [] }
+        var accessories: [AccessoryConfiguration] = []
+        var seen: [BluetoothAddress: Int] = [:]
+        for (index, item) in items.enumerated() {
+            let path = "accessories[\(index)]"
+            if item.isNull {
+                fail(path, "expected an accessory mapping, found null", at: item)
+                continue
+            }
+            guard let entry = fields(item, at: path, allowed: ["id", "name", "product", "irk", "ssid", "ssid_prefix"]) else { continue }
+            var id: BluetoothAddress?
+            if let node = entry["id"], !node.isNull {
+                id = address(node, at: entry.path("id"))
+            } else {
+                fail(entry.path("id"), "is required: the accessory's Bluetooth address", at: entry["id"])
+            }
+            if let address = id {
+                if let first = seen[address] {
+                    fail(entry.path("id"), "duplicate accessory \(address) (also accessories[\(first)])", at: entry["id"])
+                    id = nil
+                } else {
+                    seen[address] = index
+                }
+            }
+            let name = requiredString(entry, "name")
+            // An unknown product is reported by MigrationItem.validate(products:), with the other migration rules.
+            let product = requiredString(entry, "product")
+            let irk = secretHexBytes(entry["irk"], at: entry.path("irk"), count: 16)
+            let irkFailed = entry["irk"].map { !$0.isNull } == true && irk == nil
+            let ssid = string(entry["ssid"], at: entry.path("ssid"))
+            let ssidPrefix = string(entry["ssid_prefix"], at: entry.path("ssid_prefix"))
+            guard let id, let name, let product, !irkFailed else { continue }
+            let migration = MigrationItem(id: id, name: name, product: product, ssid: ssid, ssidPrefix: ssidPrefix)
+            accessories.append(AccessoryConfiguration(migration: migration, irk: irk))
+            accessoryIndices.append(index)
+        }
+        return accessories
+    }
+
+    // MARK: sources
+
+    func sources(_ node: YAMLNode?) -> [SourceConfiguration] {
+        guard let items = list(node, at: "sources") else { return [] }
+        var sources: [SourceConfiguration] = []
+        var seen: [BluetoothAddress: Int] = [:]
+        for (index, item) in items.enumerated() {
+            let path = "sources[\(index)]"
+            if item.isNull {
+                fail(path, "expected a source mapping, found null", at: item)
+                continue
+            }
+            guard let entry = fields(item, at: path, allowed: ["address", "name"]) else { continue }
+            var address: BluetoothAddress?
+            if let node = entry["address"], !node.isNull {
+                address = self.address(node, at: entry.path("address"))
+            } else {
+                fail(entry.path("address"), "is required: the source device's Bluetooth address", at: entry["address"])
+            }
+            if let known = address {
+                if let first = seen[known] {
+                    fail(entry.path("address"), "duplicate source \(known) (also sources[\(first)])", at: entry["address"])
+                    address = nil
+                } else {
+                    seen[known] = index
+                }
+            }
+            let name = requiredString(entry, "name")
+            guard let address, let name else { continue }
+            sources.append(SourceConfiguration(address: address, name: name))
+        }
+        return sources
+    }
+}

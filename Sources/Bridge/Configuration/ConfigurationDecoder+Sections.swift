@@ -1,0 +1,274 @@
+import AccessoryKit
+import Foundation
+
+extension ConfigurationDecoder {
+    /// The top-level keys.
+    static let sections = [
+        "mqtt", "homeassistant", "storage", "health", "log", "setup", "products", "gateways", "accessories", "sources", "switching",
+    ]
+
+    /// The whole file.
+    func configuration(_ root: YAMLNode?, hostname: String) -> BridgeConfiguration {
+        var configuration = BridgeConfiguration(hostname: hostname)
+        guard let top = fields(root, at: "", allowed: Self.sections) else { return configuration }
+        mqtt(top["mqtt"], into: &configuration.mqtt)
+        homeAssistant(top["homeassistant"], into: &configuration.homeAssistant)
+        if let storage = fields(top["storage"], at: "storage", allowed: ["path"]),
+            let path = requiredOrDefault(storage, "path") {
+            configuration.storage.path = path
+        }
+        if let health = fields(top["health"], at: "health", allowed: ["interval_s"]),
+            let interval = integer(health["interval_s"], at: health.path("interval_s"), in: 1...86_400) {
+            configuration.health.intervalSeconds = interval
+        }
+        if let log = fields(top["log"], at: "log", allowed: ["level", "format"]) {
+            if let level = enumeration(LogConfiguration.Level.self, log["level"], at: log.path("level")) { configuration.log.level = level }
+            if let format = enumeration(LogConfiguration.Format.self, log["format"], at: log.path("format")) { configuration.log.format = format }
+        }
+        if let setup = setup(top["setup"]) { configuration.setup = setup }
+        configuration.products = products(top["products"])
+        configuration.gateways = gateways(top["gateways"], baseTopic: configuration.mqtt.baseTopic)
+        configuration.accessories = accessories(top["accessories"])
+        configuration.sources = sources(top["sources"])
+        switching(top["switching"], into: &configuration.switching)
+        return configuration
+    }
+
+    /// A string key with a default: missing or null keeps the default, empty is an error.
+    func requiredOrDefault(_ fields: Fields, _ key: String) -> String? {
+        guard let node = fields[key], !node.isNull else { return nil }
+        guard let text = string(node, at: fields.path(key)) else { return nil }
+        guard !text.isEmpty else {
+            fail(fields.path(key), "must not be empty", at: node)
+            return nil
+        }
+        return text
+    }
+
+    // MARK: mqtt
+
+    static let mqttKeys = [
+        "server", "base_topic", "client_id", "user", "password", "password_file", "ca", "cert", "key", "keepalive", "version", "reconnect",
+    ]
+
+    func mqtt(_ node: YAMLNode?, into mqtt: inout MQTTConfiguration) {
+        guard let section = fields(node, at: "mqtt", allowed: Self.mqttKeys) else { return }
+        if let server = requiredOrDefault(section, "server") {
+            if let endpoint = Self.parseServer(server, report: { self.fail(section.path("server"), $0, at: section["server"]) }) {
+                mqtt.server = server
+                mqtt.host = endpoint.host
+                mqtt.port = endpoint.port
+                mqtt.usesTLS = endpoint.tls
+            }
+        }
+        if let baseTopic = requiredOrDefault(section, "base_topic") {
+            if let problem = Self.topicNameProblem(baseTopic) {
+                fail(section.path("base_topic"), problem, at: section["base_topic"])
+            } else {
+                mqtt.baseTopic = baseTopic
+            }
+        }
+        if let clientID = requiredOrDefault(section, "client_id") {
+            if clientID.utf8.count > 65_535 {
+                fail(section.path("client_id"), "is longer than MQTT allows (65535 bytes)", at: section["client_id"])
+            } else {
+                mqtt.clientID = clientID
+            }
+        }
+        if case let .some(user) = optionalString(section, "user") { mqtt.user = user }
+        for key in ["ca", "cert", "key"] {
+            guard case let .some(value) = optionalString(section, key) else { continue }
+            switch key {
+            case "ca": mqtt.ca = value
+            case "cert": mqtt.cert = value
+            default: mqtt.key = value
+            }
+        }
+        if (mqtt.cert == nil) != (mqtt.key == nil) {
+            let missing = mqtt.cert == nil ? "cert" : "key"
+            let given = mqtt.cert == nil ? "key" : "cert"
+            fail(section.path(missing), "a client \(given) needs \(missing) as well", at: section[given])
+        }
+        password(section, into: &mqtt)
+        if let keepalive = integer(section["keepalive"], at: section.path("keepalive"), in: 0...65_535) { mqtt.keepalive = keepalive }
+        if let node = section["version"], !node.isNull,
+            let number = integer(node, at: section.path("version"), in: Int.min...Int.max) {
+            if let version = MQTTConfiguration.Version(rawValue: number) {
+                mqtt.version = version
+            } else {
+                fail(section.path("version"), "unknown MQTT version \(number); allowed: 4 (MQTT 3.1.1), 5 (MQTT 5)", at: node)
+            }
+        }
+        if let reconnect = fields(section["reconnect"], at: section.path("reconnect"), allowed: ["min_s", "max_s"]) {
+            let minimum = integer(reconnect["min_s"], at: reconnect.path("min_s"), in: 1...3_600)
+            let maximum = integer(reconnect["max_s"], at: reconnect.path("max_s"), in: 1...3_600)
+            let candidate = MQTTConfiguration.Reconnect(
+                minimumSeconds: minimum ?? mqtt.reconnect.minimumSeconds, maximumSeconds: maximum ?? mqtt.reconnect.maximumSeconds)
+            if candidate.minimumSeconds > candidate.maximumSeconds {
+                fail(reconnect.path("max_s"), "must be at least min_s (\(candidate.minimumSeconds)), found \(candidate.maximumSeconds)",
+                     at: reconnect["max_s"] ?? reconnect["min_s"])
+            } else {
+                mqtt.reconnect = candidate
+            }
+        }
+    }
+
+    /// `password` or `password_file` (read here, trailing newline trimmed); never both.
+    /// No message repeats the password or the file's content.
+    private func password(_ section: Fields, into mqtt: inout MQTTConfiguration) {
+        let passwordNode = section["password"].flatMap { $0.isNull ? nil : $0 }
+        let fileNode = section["password_file"].flatMap { $0.isNull ? nil : $0 }
+        if let passwordNode, fileNode != nil {
+            fail(section.path("password"), "give password or password_file, not both", at: passwordNode)
+            return
+        }
+        if let passwordNode {
+            if let password = string(passwordNode, at: section.path("password")) { mqtt.password = Secret(password) }
+            return
+        }
+        guard let fileNode, let path = string(fileNode, at: section.path("password_file")) else { return }
+        guard !path.isEmpty else {
+            fail(section.path("password_file"), "must not be empty", at: fileNode)
+            return
+        }
+        switch Self.readSecret(path: path) {
+        case let .success(secret):
+            mqtt.password = Secret(secret)
+            mqtt.passwordFile = path
+        case let .failure(problem):
+            fail(section.path("password_file"), problem.message, at: fileNode)
+        }
+    }
+
+    /// Why a secret file could not be used; never contains its content.
+    struct SecretFileProblem: Error {
+        var message: String
+    }
+
+    /// The file's text without its trailing newline(s).
+    static func readSecret(path: String) -> Result<String, SecretFileProblem> {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            return .failure(.init(message: "cannot read '\(path)': no such file"))
+        }
+        guard !isDirectory.boolValue else { return .failure(.init(message: "cannot read '\(path)': it is a directory")) }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            return .failure(.init(message: "cannot read '\(path)': permission denied or unreadable"))
+        }
+        guard data.count <= 64 * 1024 else { return .failure(.init(message: "'\(path)' is larger than 64 KiB; is it the right file?")) }
+        guard var text = String(data: data, encoding: .utf8) else { return .failure(.init(message: "'\(path)' is not UTF-8 text")) }
+        while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
+        guard !text.isEmpty else { return .failure(.init(message: "'\(path)' is empty")) }
+        return .success(text)
+    }
+
+    /// Splits `mqtt[s]://host[:port][/]`; reports through `report` and returns nil when malformed.
+    static func parseServer(_ server: String, report: (String) -> Void) -> (host: String, port: Int, tls: Bool)? {
+        let tls: Bool
+        let rest: Substring
+        if server.hasPrefix("mqtt://") {
+            tls = false
+            rest = server.dropFirst("mqtt://".count)
+        } else if server.hasPrefix("mqtts://") {
+            tls = true
+            rest = server.dropFirst("mqtts://".count)
+        } else {
+            report("expected mqtt://host:port or mqtts://host:port, found '\(server.split(separator: "@").last ?? "")'")
+            return nil
+        }
+        var authority = rest
+        if authority.hasSuffix("/") { authority = authority.dropLast() }
+        if authority.contains("@") {
+            // Never echo the URL here: the part before @ may hold a password.
+            report("credentials do not belong in the URL; use user and password (or password_file)")
+            return nil
+        }
+        guard !authority.contains("/"), !authority.contains("?") else {
+            report("expected mqtt://host:port without a path, found '\(server)'")
+            return nil
+        }
+        var host = String(authority)
+        var port = tls ? 8883 : 1883
+        var portText: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else {
+                report("unterminated IPv6 address in '\(server)'")
+                return nil
+            }
+            host = String(authority[authority.index(after: authority.startIndex)..<close])
+            let after = authority[authority.index(after: close)...]
+            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty {
+                report("unexpected text after the IPv6 address in '\(server)'")
+                return nil
+            }
+        } else if let colon = authority.lastIndex(of: ":") {
+            host = String(authority[..<colon])
+            portText = authority[authority.index(after: colon)...]
+        }
+        if let portText {
+            guard let value = Int(portText), (1...65_535).contains(value) else {
+                report("port must be between 1 and 65535, found '\(portText)'")
+                return nil
+            }
+            port = value
+        }
+        guard !host.isEmpty else {
+            report("'\(server)' has no host")
+            return nil
+        }
+        return (host, port, tls)
+    }
+
+    /// Why `topic` cannot be published to, or nil.
+    static func topicNameProblem(_ topic: String) -> String? {
+        if topic.contains("+") || topic.contains("#") { return "must not contain the wildcards + or #" }
+        if topic.hasPrefix("/") || topic.hasSuffix("/") { return "must not start or end with /" }
+        if topic.utf8.count > 65_535 { return "is longer than MQTT allows" }
+        return nil
+    }
+
+    /// Why `filter` is not a valid MQTT topic filter, or nil.
+    static func topicFilterProblem(_ filter: String) -> String? {
+        let levels = filter.split(separator: "/", omittingEmptySubsequences: false)
+        for (index, level) in levels.enumerated() {
+            if level.contains("#") && (level != "#" || index != levels.count - 1) {
+                return "# must be a whole level and the last one"
+            }
+            if level.contains("+") && level != "+" { return "+ must be a whole level" }
+        }
+        return nil
+    }
+
+    // MARK: homeassistant
+
+    func homeAssistant(_ node: YAMLNode?, into settings: inout HomeAssistantConfiguration) {
+        guard let section = fields(node, at: "homeassistant", allowed: ["enabled", "discovery_prefix", "status_topic"]) else { return }
+        if let enabled = bool(section["enabled"], at: section.path("enabled")) { settings.enabled = enabled }
+        for key in ["discovery_prefix", "status_topic"] {
+            guard let topic = requiredOrDefault(section, key) else { continue }
+            if let problem = Self.topicNameProblem(topic) {
+                fail(section.path(key), problem, at: section[key])
+            } else if key == "discovery_prefix" {
+                settings.discoveryPrefix = topic
+            } else {
+                settings.statusTopic = topic
+            }
+        }
+    }
+
+    // MARK: switching
+
+    func switching(_ node: YAMLNode?, into settings: inout SwitchingSettings) {
+        guard let section = fields(node, at: "switching", allowed: ["placement_debounce_ms", "availability_timeout_s", "immediate_rssi"])
+        else { return }
+        if let debounce = integer(section["placement_debounce_ms"], at: section.path("placement_debounce_ms"), in: 0...600_000) {
+            settings.placementDebounceMilliseconds = Int64(debounce)
+        }
+        if let timeout = integer(section["availability_timeout_s"], at: section.path("availability_timeout_s"), in: 1...86_400) {
+            settings.availabilityTimeoutSeconds = Int64(timeout)
+        }
+        if let rssi = integer(section["immediate_rssi"], at: section.path("immediate_rssi"), in: -127...20) {
+            settings.immediateRSSI = rssi
+        }
+    }
+}

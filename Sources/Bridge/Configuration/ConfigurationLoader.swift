@@ -1,0 +1,135 @@
+import AccessoryKit
+import Foundation
+
+/// Reads, overrides and validates the configuration file: every error at once, each with its key path.
+public enum ConfigurationLoader {
+    /// Files larger than this are refused (a configuration is a few kilobytes).
+    public static let maximumFileSize = 1 << 20
+
+    /// Loads and validates a configuration file.
+    /// - Parameters:
+    ///   - path: the YAML file.
+    ///   - environment: `AABRIDGE_<SECTION>_<KEY>` overrides are taken from here.
+    ///   - hostname: for the default client id; the machine's host name when nil.
+    /// - Returns: the configuration, or every issue found.
+    public static func load(
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment, hostname: String? = nil
+    ) -> Result<BridgeConfiguration, ConfigurationErrors> {
+        switch readFile(path) {
+        case let .success(bytes):
+            return load(bytes: bytes, file: path, environment: environment, hostname: hostname)
+        case let .failure(issue):
+            return .failure(ConfigurationErrors(file: path, issues: [issue]))
+        }
+    }
+
+    /// Loads and validates YAML text (tests, `aabridge validate -`).
+    /// - Parameter file: how to name the input in the error header.
+    public static func load(
+        yaml: String, file: String = "<string>", environment: [String: String] = [:], hostname: String? = nil
+    ) -> Result<BridgeConfiguration, ConfigurationErrors> {
+        load(bytes: Array(yaml.utf8), file: file, environment: environment, hostname: hostname)
+    }
+
+    /// Loads and validates YAML bytes.
+    public static func load(
+        bytes: [UInt8], file: String, environment: [String: String], hostname: String? = nil
+    ) -> Result<BridgeConfiguration, ConfigurationErrors> {
+        let root: YAMLNode?
+        do {
+            root = try YAMLParser(maximumInputSize: maximumFileSize).parse(bytes)
+        } catch {
+            let origin = error.line.map { YAMLNode.Origin.file(line: $0, column: error.column ?? 1) }
+            return .failure(ConfigurationErrors(file: file, issues: [ConfigurationIssue(path: "", message: error.message, origin: origin)]))
+        }
+        let decoder = ConfigurationDecoder()
+        let overridden = ConfigurationEnvironment.apply(environment, to: root, decoder: decoder)
+        let configuration = decoder.configuration(overridden, hostname: hostname ?? machineHostname())
+        var issues = decoder.issues
+        issues += ruleIssues(configuration, decoder: decoder)
+        guard issues.isEmpty else { return .failure(ConfigurationErrors(file: file, issues: issues)) }
+        return .success(configuration)
+    }
+
+    /// `EngineConfiguration.validate()`'s descriptor, declaration and migration rules, with paths
+    /// pointing at the entries' places in the file even when earlier entries were left out for errors.
+    static func ruleIssues(_ configuration: BridgeConfiguration, decoder: ConfigurationDecoder) -> [ConfigurationIssue] {
+        configuration.engine.validate().compactMap { issue in
+            if issue.error.rule == .migrationUnknownProduct,
+                let index = index(in: issue.path, prefix: "accessories["),
+                index < configuration.accessories.count,
+                decoder.productNames.contains(configuration.accessories[index].migration.product) {
+                // The product exists but had errors of its own; those are already reported.
+                return nil
+            }
+            var path = issue.path
+            if let index = index(in: path, prefix: "products["), index < decoder.productIndices.count {
+                path = replacing(index: index, with: decoder.productIndices[index], prefix: "products[", in: path)
+            } else if let index = index(in: path, prefix: "accessories["), index < decoder.accessoryIndices.count {
+                path = replacing(index: index, with: decoder.accessoryIndices[index], prefix: "accessories[", in: path)
+            }
+            // A rule about a key that is not in the file (e.g. a missing mask) points at the descriptor.
+            let origin = decoder.origins[path] ?? decoder.origins[String(path[..<(path.lastIndex(of: ".") ?? path.endIndex)])]
+            return ConfigurationIssue(path: path, message: issue.error.message, origin: origin)
+        }
+    }
+
+    private static func index(in path: String, prefix: String) -> Int? {
+        guard path.hasPrefix(prefix) else { return nil }
+        return Int(path.dropFirst(prefix.count).prefix { $0 != "]" })
+    }
+
+    private static func replacing(index: Int, with original: Int, prefix: String, in path: String) -> String {
+        let old = "\(prefix)\(index)]"
+        return "\(prefix)\(original)]" + path.dropFirst(old.count)
+    }
+
+    /// The file's bytes, refusing oversize files before reading them whole.
+    static func readFile(_ path: String) -> Result<[UInt8], ConfigurationIssue> {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration: no such file"))
+        }
+        guard !isDirectory.boolValue else {
+            return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration: it is a directory"))
+        }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration: permission denied"))
+        }
+        defer { try? handle.close() }
+        do {
+            let data = try handle.read(upToCount: maximumFileSize + 1) ?? Data()
+            guard data.count <= maximumFileSize else {
+                return .failure(ConfigurationIssue(path: "", message: "the file is larger than \(maximumFileSize) bytes; a configuration is a few kilobytes"))
+            }
+            return .success([UInt8](data))
+        } catch {
+            return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration: \(error.localizedDescription)"))
+        }
+    }
+
+    /// The short host name (before the first dot), or `localhost`.
+    public static func machineHostname() -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "localhost" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let short = name.split(separator: ".").first.map(String.init) ?? ""
+        return short.isEmpty ? "localhost" : short
+    }
+
+    /// `aabridge validate --config PATH`: checks without connecting.
+    /// - Returns: exit status 0 (valid) or 2 (invalid), and the text to print (stdout when valid, stderr otherwise).
+    public static func validate(
+        path: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> (exitStatus: Int32, report: String) {
+        switch load(path: path, environment: environment) {
+        case let .success(configuration):
+            let summary = "\(path): configuration is valid (\(configuration.products.count) products, "
+                + "\(configuration.gateways.count) gateways, \(configuration.accessories.count) accessories, "
+                + "\(configuration.sources.count) sources)"
+            return (0, summary)
+        case let .failure(errors):
+            return (ConfigurationErrors.exitStatus, errors.description)
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+@testable import Bridge
+
+/// Helpers shared by the configuration tests: real YAML through libyaml, no mocks.
+enum ConfigurationTestSupport {
+    /// The repository root, found from this file's path.
+    static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+    /// A file under the repository root.
+    static func repositoryFile(_ relative: String) -> String {
+        repositoryRoot.appendingPathComponent(relative).path
+    }
+
+    /// The issues for a YAML text, or [] when it loads.
+    static func issues(_ yaml: String, environment: [String: String] = [:]) -> [ConfigurationIssue] {
+        switch ConfigurationLoader.load(yaml: yaml, environment: environment, hostname: "testhost") {
+        case .success: []
+        case let .failure(errors): errors.issues
+        }
+    }
+
+    /// The configuration for a YAML text; records a test failure with the issues when it does not load.
+    static func load(_ yaml: String, environment: [String: String] = [:],
+                     sourceLocation: SourceLocation = #_sourceLocation) throws -> BridgeConfiguration {
+        switch ConfigurationLoader.load(yaml: yaml, environment: environment, hostname: "testhost") {
+        case let .success(configuration): return configuration
+        case let .failure(errors):
+            Issue.record("unexpected configuration errors:\n\(errors)", sourceLocation: sourceLocation)
+            throw errors
+        }
+    }
+
+    /// A temporary file with the given bytes; removed by the caller.
+    static func temporaryFile(_ bytes: [UInt8], name: String = "config.yaml") throws -> String {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-config-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let url = directory.appendingPathComponent(name)
+        try Data(bytes).write(to: url)
+        return url.path
+    }
+
+    /// A valid setup plus one valid product, for tests that break one thing.
+    static let validBase = """
+        setup:
+          supports: [bluetooth]
+          bluetooth:
+            company_identifiers: [0x004C]
+            services: ["FE2C"]
+            names: ["Acme"]
+        products:
+          - name: AirPods Pro
+            hardware: inEarBud
+            placement_decoder: apple_proximity
+            descriptor:
+              bluetooth_company_identifier: 0x004C
+              bluetooth_manufacturer_data_blob: "0719"
+              bluetooth_manufacturer_data_mask: "ffff"
+
+        """
+}
