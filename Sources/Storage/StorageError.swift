@@ -69,9 +69,13 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         case SQLITE_CANTOPEN, SQLITE_PERM, SQLITE_AUTH: .cannotOpen
         case SQLITE_CONSTRAINT: .constraint
         case SQLITE_IOERR:
-            // A failed fsync or write on a full disk surfaces as an I/O error on some file
-            // systems; an operator needs the same advice as for SQLITE_FULL.
-            systemErrno == ENOSPC ? .diskFull : .ioError
+            // A full or read-only file system can surface as an I/O error (a failed write or
+            // fsync); the operator needs the advice for the cause, not "I/O error".
+            switch systemErrno {
+            case ENOSPC, EDQUOT: .diskFull
+            case EROFS: .readOnly
+            default: .ioError
+            }
         default: .other(result)
         }
     }
