@@ -62,6 +62,8 @@ extension AccessoryStore {
         func damaged(_ id: BluetoothAddress, _ what: String) -> StorageError {
             StorageError(.corrupt, message: "\(path): the stored \(what) of accessory \(id) cannot be read; restore a backup or remove the accessory")
         }
+        // Accessories of one product share one descriptor text: decode each text once.
+        var descriptors: [String: DiscoveryDescriptor] = [:]
         try connection.run("""
             SELECT id, display_name, product, state, bluetooth_identifier, ssid, bridging_identifier, descriptor
             FROM accessories ORDER BY id
@@ -73,9 +75,12 @@ extension AccessoryStore {
             guard let identifierText = row.text(4), let identifier = BluetoothUUID(identifierText) else {
                 throw damaged(id, "bluetooth identifier")
             }
-            guard let descriptorText = row.text(7), let descriptor = DescriptorRecord.decode(descriptorText) else {
+            guard let descriptorText = row.text(7),
+                  let descriptor = descriptors[descriptorText] ?? DescriptorRecord.decode(descriptorText)
+            else {
                 throw damaged(id, "discovery descriptor")
             }
+            descriptors[descriptorText] = descriptor
             state.accessories.append(Accessory(
                 id: id, displayName: row.text(1) ?? "", product: row.text(2) ?? "", descriptor: descriptor,
                 state: accessoryState, bluetoothIdentifier: identifier, ssid: row.text(5),
