@@ -4,6 +4,7 @@ import Foundation
 let benchmarks: [(name: String, summary: String, run: () async throws -> Void)] = [
     ("core", "engine throughput with 10,000 registered accessories", CoreBenchmark.run),
     ("telemetry", "parse throughput per gateway format", TelemetryBenchmark.run),
+    ("storage", "registrations committed/s and load time for 10,000 accessories", StorageBenchmark.run),
 ]
 
 let arguments = Array(CommandLine.arguments.dropFirst())

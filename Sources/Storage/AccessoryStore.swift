@@ -1,0 +1,284 @@
+import AccessoryKit
+import CSQLite
+import Foundation
+import Synchronization
+
+/// The durable state of the bridge: paired accessories, their AudioAccessoryKit
+/// registrations, their connected sources and the migration flag, in one SQLite file.
+///
+/// One connection, reached only through a `Mutex`, so the store is `Sendable` without
+/// `@unchecked`. Every call blocks on disk I/O (`apply` waits for `fsync`): call it from a
+/// thread that may block, not from a hot cooperative-pool task.
+///
+/// Durability: WAL journal with `synchronous=FULL`; `apply` returns only after the commit
+/// is on disk, so a write the bridge acknowledges afterwards survives `kill -9` and a power cut.
+public final class AccessoryStore: Sendable {
+    /// How the database is opened.
+    public enum Mode: Sendable, Hashable {
+        /// Created if missing, migrated to the current schema, writable.
+        case readWrite
+        /// `SQLITE_OPEN_READONLY`: `load` works, every write fails with `.readOnly`. The file
+        /// must exist and already have the current schema (a read-only store cannot migrate).
+        case readOnly
+    }
+
+    /// The database file.
+    public let path: String
+    /// How it was opened.
+    public let mode: Mode
+    private let connection: Mutex<SQLiteConnection>
+
+    /// Opens the store at `path`, creating its directory and the database if missing, and
+    /// migrates an older schema.
+    ///
+    /// - Throws: `.cannotOpen` when the directory or file cannot be created or opened,
+    ///   `.newerSchema` for a database written by a newer aabridge, `.notAStore` for another
+    ///   application's database, `.corrupt` when the file is not a database, `.readOnly`
+    ///   when a migration is needed but cannot be written.
+    public init(path: String, mode: Mode = .readWrite) throws(StorageError) {
+        self.path = path
+        self.mode = mode
+        if mode == .readWrite { try Self.createDirectory(containing: path) }
+        let connection = try SQLiteConnection(path: path, readOnly: mode == .readOnly, create: mode == .readWrite)
+        try Self.prepare(connection, mode: mode)
+        self.connection = Mutex(connection)
+    }
+
+    /// Closes the connection; later calls fail with `.closed`. Idempotent.
+    public func close() {
+        connection.withLock { $0.close() }
+    }
+
+    // MARK: Writes
+
+    /// Commits `writes` (and the given source lists) in one transaction.
+    ///
+    /// Either everything is stored or, on any failure, nothing: the transaction is rolled
+    /// back and the error thrown. Returns only after the commit is durable, so the caller may
+    /// acknowledge the request that caused the writes. An empty call touches nothing.
+    ///
+    /// - Parameters:
+    ///   - writes: the engine's storage outputs, applied in order.
+    ///   - sources: connected source lists to replace, per accessory (ordered, primary first);
+    ///     an empty list clears an accessory's sources.
+    /// - Throws: `.diskFull`, `.readOnly`, `.ioError`, `.busy`, `.constraint` (a registration
+    ///   or source list for an accessory that is not stored), `.closed`.
+    public func apply(_ writes: [StorageWrite], sources: [BluetoothAddress: [BluetoothAddress]] = [:]) throws(StorageError) {
+        guard !writes.isEmpty || !sources.isEmpty else { return }
+        let now = Self.now()
+        try connection.withLock { connection throws(StorageError) in
+            try Self.transaction(connection) { () throws(StorageError) in
+                for write in writes { try Self.perform(write, on: connection, now: now) }
+                // Sorted so the same call always writes in the same order.
+                for (accessory, list) in sources.sorted(by: { $0.key < $1.key }) {
+                    try Self.replaceSources(list, for: accessory, on: connection)
+                }
+            }
+        }
+    }
+
+    /// Replaces the ordered connected sources of one stored accessory, durably.
+    ///
+    /// - Throws: `.constraint` when the accessory is not stored; the errors of `apply`.
+    public func saveSources(_ sources: [BluetoothAddress], for accessory: BluetoothAddress) throws(StorageError) {
+        try apply([], sources: [accessory: sources])
+    }
+
+    // MARK: Reads
+
+    /// The state to start the engine with: accessories sorted by id, registrations and the
+    /// migration flag, read as one consistent snapshot.
+    ///
+    /// - Throws: `.corrupt` when a row cannot be decoded (the message names the accessory),
+    ///   `.busy`, `.ioError`, `.closed`.
+    public func load() throws(StorageError) -> RestoredState {
+        try connection.withLock { connection throws(StorageError) in
+            try Self.readTransaction(connection) { () throws(StorageError) in
+                try Self.readState(connection)
+            }
+        }
+    }
+
+    /// The ordered connected sources of every accessory that has any.
+    public func loadSources() throws(StorageError) -> [BluetoothAddress: [BluetoothAddress]] {
+        try connection.withLock { connection throws(StorageError) in
+            var result: [BluetoothAddress: [BluetoothAddress]] = [:]
+            try connection.run("SELECT accessory_id, source FROM sources ORDER BY accessory_id, position") { row throws(StorageError) in
+                result[Self.address(row.integer(0)), default: []].append(Self.address(row.integer(1)))
+            }
+            return result
+        }
+    }
+
+    // MARK: Operations
+
+    /// Writes a consistent copy of the database to `destination` with SQLite's online backup
+    /// API, while the store stays open.
+    ///
+    /// The copy is written next to `destination` (`.partial`) and renamed into place only
+    /// when complete, so a failed backup never leaves a truncated file under that name. It is
+    /// a self-contained rollback-journal database (no `-wal` file to carry along) that
+    /// `AccessoryStore(path:)` opens as is. Writers wait for the duration of the copy.
+    public func backup(to destination: String) throws(StorageError) {
+        try Self.createDirectory(containing: destination)
+        let partial = destination + ".partial"
+        for suffix in ["", "-journal", "-wal", "-shm"] { unlink(partial + suffix) }
+        try connection.withLock { connection throws(StorageError) in
+            let source = try connection.rawHandle()
+            let target = try SQLiteConnection(path: partial, readOnly: false, create: true)
+            defer { target.close() }
+            let targetHandle = try target.rawHandle()
+            guard let backup = sqlite3_backup_init(targetHandle, "main", source, "main") else {
+                throw target.error(sqlite3_errcode(targetHandle), "cannot start the backup to \(destination)")
+            }
+            var result: Int32
+            repeat {
+                result = sqlite3_backup_step(backup, -1)
+                if result == SQLITE_BUSY || result == SQLITE_LOCKED { sqlite3_sleep(10) }
+            } while result == SQLITE_OK || result == SQLITE_BUSY || result == SQLITE_LOCKED
+            let finished = sqlite3_backup_finish(backup)
+            guard result == SQLITE_DONE, finished == SQLITE_OK else {
+                let failure = result == SQLITE_DONE ? finished : result
+                unlink(partial)
+                throw target.error(failure, "the backup to \(destination) failed")
+            }
+            // The copied header says WAL; switch the copy to a single self-contained file.
+            try target.execute("PRAGMA journal_mode=DELETE")
+        }
+        guard rename(partial, destination) == 0 else {
+            let reason = String(cString: strerror(errno))
+            unlink(partial)
+            throw StorageError(.cannotOpen, message: "cannot move the backup into place at \(destination): \(reason)")
+        }
+    }
+
+    /// The problems `PRAGMA integrity_check` finds; empty when the database is sound.
+    public func integrityCheck() -> [String] {
+        connection.withLock { connection in
+            var rows: [String] = []
+            do throws(StorageError) {
+                try connection.run("PRAGMA integrity_check") { row throws(StorageError) in rows.append(row.text(0) ?? "") }
+            } catch {
+                return ["integrity_check could not run: \(error.message)"]
+            }
+            return rows == ["ok"] ? [] : rows
+        }
+    }
+
+    // MARK: Internal (tests)
+
+    /// Runs `body` on the connection under the lock (tests query pragmas and set limits).
+    func withConnection<T: Sendable>(_ body: (SQLiteConnection) throws(StorageError) -> T) throws(StorageError) -> T {
+        try connection.withLock { connection throws(StorageError) in try body(connection) }
+    }
+}
+
+// MARK: - Opening
+
+extension AccessoryStore {
+    static func createDirectory(containing path: String) throws(StorageError) {
+        guard path != ":memory:", !path.hasPrefix("file:") else { return }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        guard !directory.isEmpty else { return }
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StorageError(.cannotOpen, message: "cannot create the directory \(directory) for storage.path \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Checks whose database this is, sets the connection's pragmas and migrates.
+    static func prepare(_ connection: SQLiteConnection, mode: Mode) throws(StorageError) {
+        let path = connection.path
+        // The first read also tells a non-database file apart (SQLITE_NOTADB -> .corrupt).
+        let applicationID = try connection.integer("PRAGMA application_id")
+        let version = try connection.integer("PRAGMA user_version")
+        if applicationID != 0 && applicationID != StoreSchema.applicationID {
+            throw StorageError(.notAStore, message: "\(path) is a SQLite database of another application (application_id \(applicationID)); point storage.path at a new file")
+        }
+        if version == 0 {
+            let tables = try connection.integer("SELECT count(*) FROM sqlite_schema")
+            if tables > 0 {
+                throw StorageError(.notAStore, message: "\(path) already holds tables that aabridge did not create; point storage.path at a new file")
+            }
+        }
+        if version > StoreSchema.currentVersion {
+            throw StorageError(.newerSchema, message: "\(path) has schema version \(version), but this aabridge knows only up to \(StoreSchema.currentVersion); run the newer aabridge or restore a backup made by this version (the file was not changed)")
+        }
+        try connection.execute("PRAGMA busy_timeout = 5000")
+        try connection.execute("PRAGMA foreign_keys = ON")
+        guard mode == .readWrite else {
+            if version < StoreSchema.currentVersion {
+                throw StorageError(.readOnly, message: "\(path) has schema version \(version) and needs an upgrade to \(StoreSchema.currentVersion), which a read-only store cannot write; open it read-write once")
+            }
+            return
+        }
+        let journal = try connection.scalar("PRAGMA journal_mode = WAL")
+        guard journal?.lowercased() == "wal" else {
+            throw StorageError(.other(SQLITE_ERROR), message: "\(path) cannot use the WAL journal (got \(journal ?? "nothing")); put storage.path on a local file system")
+        }
+        // WAL with synchronous=NORMAL syncs the WAL only at checkpoints: the database stays
+        // consistent after a power cut, but the last commits, already acknowledged, can
+        // vanish. FULL syncs the WAL at every commit, which "durable once acknowledged" needs.
+        try connection.execute("PRAGMA synchronous = FULL")
+        // On macOS fsync does not flush the drive's cache; fullfsync does (no-op on Linux).
+        try connection.execute("PRAGMA fullfsync = ON")
+        try migrate(connection)
+    }
+
+    /// Runs every migration above the stored version, each with its `user_version` bump in
+    /// one transaction.
+    static func migrate(_ connection: SQLiteConnection) throws(StorageError) {
+        for migration in StoreSchema.migrations {
+            try transaction(connection) { () throws(StorageError) in
+                // Read inside the write lock: another process may have migrated meanwhile.
+                let version = try connection.integer("PRAGMA user_version")
+                guard version < migration.version else { return }
+                guard version == migration.version - 1 else {
+                    throw StorageError(.corrupt, message: "\(connection.path) is at schema version \(version), below \(migration.version - 1); no migration path")
+                }
+                try connection.execute(migration.sql)
+                try connection.execute("PRAGMA user_version = \(migration.version)")
+            }
+        }
+    }
+
+    // MARK: Transactions
+
+    /// Runs `body` in `BEGIN IMMEDIATE ... COMMIT` (the write lock is taken up front, so a
+    /// busy database fails here rather than half-way); rolls back on any failure.
+    static func transaction(_ connection: SQLiteConnection, _ body: () throws(StorageError) -> Void) throws(StorageError) {
+        try connection.run("BEGIN IMMEDIATE")
+        do throws(StorageError) {
+            try body()
+            try connection.run("COMMIT")
+        } catch {
+            // SQLite rolls some failures (e.g. SQLITE_FULL in some cases) back by itself.
+            if connection.inTransaction { try? connection.run("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// A read transaction, so the tables are read from one snapshot.
+    static func readTransaction<T>(_ connection: SQLiteConnection, _ body: () throws(StorageError) -> T) throws(StorageError) -> T {
+        try connection.run("BEGIN")
+        do throws(StorageError) {
+            let value = try body()
+            try connection.run("COMMIT")
+            return value
+        } catch {
+            if connection.inTransaction { try? connection.run("ROLLBACK") }
+            throw error
+        }
+    }
+
+    static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    static func address(_ value: Int64) -> BluetoothAddress { BluetoothAddress(rawValue: UInt64(bitPattern: value)) }
+
+    static func value(_ address: BluetoothAddress) -> SQLiteConnection.Value { .integer(Int64(bitPattern: address.rawValue)) }
+
+    static func value(_ address: BluetoothAddress?) -> SQLiteConnection.Value { address.map { value($0) } ?? .null }
+
+    static func value(_ text: String?) -> SQLiteConnection.Value { text.map { .text($0) } ?? .null }
+}

@@ -1,2 +1,0 @@
-/// SQLite storage for accessories, registrations and sources.
-public enum StorageModule {}
