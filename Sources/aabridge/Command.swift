@@ -39,7 +39,9 @@ enum Command {
             return 0
         case "run":
             return await RunCommand.run(options: options)
-        case "validate", "simulate", "healthcheck":
+        case "validate":
+            return ValidateCommand.run(options: options)
+        case "simulate", "healthcheck":
             printError("aabridge \(name): not available in this build yet")
             return 1
         default:

@@ -1,50 +1,46 @@
 import Bridge
 import Foundation
-import MQTT
+import Storage
 
-/// `aabridge run`: connects to the broker, announces the bridge and stays until SIGTERM/SIGINT.
+/// `aabridge run`: loads and validates the configuration (exit 2 with every error), opens
+/// the database (exit 1 with a clear reason), then runs the bridge until SIGTERM/SIGINT.
 enum RunCommand {
     static func run(options: [String]) async -> Int32 {
-        let server = ProcessInfo.processInfo.environment["AABRIDGE_MQTT_SERVER"] ?? "mqtt://localhost:1883"
-        let baseTopic = ProcessInfo.processInfo.environment["AABRIDGE_MQTT_BASE_TOPIC"] ?? "aabridge"
-        let stateTopic = "\(baseTopic)/bridge/state"
-        var configuration = MQTTConfiguration(clientID: "aabridge-\(ProcessInfo.processInfo.hostName)")
-        do {
-            try configuration.setServer(server)
-        } catch {
-            printError("aabridge: mqtt.server: \(error.message)")
-            return 2
+        let path = Command.value(of: "--config", in: options) ?? "config/aabridge.yaml"
+        let configuration: BridgeConfiguration
+        switch ConfigurationLoader.load(path: path) {
+        case .success(let loaded): configuration = loaded
+        case .failure(let errors):
+            printError(errors.description)
+            return ConfigurationErrors.exitStatus
         }
-        configuration.will = .init(topic: stateTopic, payload: Array(#"{"state":"offline"}"#.utf8))
+        let store: AccessoryStore
+        do {
+            store = try AccessoryStore(path: configuration.storage.path)
+        } catch {
+            printError("aabridge: storage.path: \(error.message)")
+            return 1
+        }
+        // Signals are caught before anything else starts, so an early SIGTERM is graceful too.
         let signals = ShutdownSignals.stream()
-        let client: MQTTClient
+        let runtime: BridgeRuntime
         do {
-            client = try MQTTClient(configuration: configuration)
+            runtime = try BridgeRuntime(configuration: configuration, store: store)
         } catch {
-            printError("aabridge: \(error.message)")
-            return 2
+            printError("aabridge: \(error)")
+            store.close()
+            return 1
         }
-        client.start()
-        let announcer = Task {
-            for await state in client.connectionStates {
-                switch state {
-                case .connected:
-                    printError("aabridge: connected to \(configuration.host):\(configuration.port)")
-                    try? await client.publish(topic: stateTopic, string: #"{"state":"online"}"#, qos: .atLeastOnce, retain: true)
-                case .disconnected(let error):
-                    printError("aabridge: not connected: \(error.message) (retrying)")
-                }
-            }
-        }
-        for await signal in signals {
-            printError("aabridge: signal \(signal), shutting down")
-            break
-        }
-        if client.isConnected {
-            try? await client.publish(topic: stateTopic, string: #"{"state":"offline"}"#, qos: .atLeastOnce, retain: true)
-        }
-        await client.disconnect()
-        announcer.cancel()
-        return 0
+        return await runtime.run(signals: signals)
+    }
+}
+
+/// `aabridge validate`: the same checks as `run`, without connecting.
+enum ValidateCommand {
+    static func run(options: [String]) -> Int32 {
+        let path = Command.value(of: "--config", in: options) ?? "config/aabridge.yaml"
+        let (status, report) = ConfigurationLoader.validate(path: path)
+        if status == 0 { print(report) } else { printError(report) }
+        return status
     }
 }

@@ -60,8 +60,10 @@ public final class BridgeRuntime {
         parsers = configuration.gateways.map { gateway in
             let parser = TelemetryParser(
                 format: GatewayFormat(rawValue: gateway.format.rawValue) ?? .native,
+                // The configuration loader has checked these filters; an invalid one would
+                // fall back to the format's default.
                 topic: TopicPattern(gateway.topic),
-                statusTopic: gateway.statusTopic.map { TopicPattern($0) },
+                statusTopic: gateway.statusTopic.flatMap { TopicPattern($0) },
                 baseTopic: configuration.mqtt.baseTopic, name: gateway.name)
             return (parser, gateway.format.rawValue)
         }
@@ -149,8 +151,8 @@ public final class BridgeRuntime {
     var subscriptionFilters: [String] {
         var filters = [topics.requestFilter, topics.setFilter]
         for (parser, _) in parsers {
-            filters.append(parser.topic.pattern)
-            if let status = parser.statusTopic { filters.append(status.pattern) }
+            filters.append(parser.topic.filter)
+            if let status = parser.statusTopic { filters.append(status.filter) }
         }
         if configuration.homeAssistant.enabled { filters.append(configuration.homeAssistant.statusTopic) }
         var seen = Set<String>()
