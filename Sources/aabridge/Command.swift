@@ -41,9 +41,10 @@ enum Command {
             return await RunCommand.run(options: options)
         case "validate":
             return ValidateCommand.run(options: options)
-        case "simulate", "healthcheck":
-            printError("aabridge \(name): not available in this build yet")
-            return 1
+        case "simulate":
+            return await SimulateCommand.run(options: options)
+        case "healthcheck":
+            return await HealthcheckCommand.run(options: options)
         default:
             printError("aabridge: unknown command '\(name)'\n\n\(usage)")
             return 2

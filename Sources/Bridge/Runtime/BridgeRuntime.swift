@@ -83,7 +83,7 @@ public final class BridgeRuntime {
     }
 
     /// The MQTT client's settings: server, credentials, TLS, and the retained `offline` will.
-    static func clientConfiguration(_ configuration: BridgeConfiguration, topics: Topics) throws -> MQTT.MQTTConfiguration {
+    public static func clientConfiguration(_ configuration: BridgeConfiguration, topics: Topics) throws -> MQTT.MQTTConfiguration {
         let broker = configuration.mqtt
         var client = MQTT.MQTTConfiguration(clientID: broker.clientID, keepalive: broker.keepalive)
         try client.setServer(broker.server)

@@ -1,0 +1,94 @@
+import Bridge
+import Foundation
+import MQTT
+
+/// `aabridge simulate --config PATH --scenario FILE`: publishes a recorded scenario of
+/// gateway messages (and requests) to the configured broker, with its timings.
+///
+/// A scenario is JSON lines: `{"delay_ms": 500, "topic": "...", "payload": {...} | "text"}`;
+/// `delay_ms` is waited before the line is published; an object payload is sent as compact
+/// JSON; blank lines and lines starting with `#` or `//` are skipped.
+enum SimulateCommand {
+    struct Step {
+        var line: Int
+        var delayMilliseconds: Int
+        var topic: String
+        var payload: [UInt8]
+    }
+
+    static func run(options: [String]) async -> Int32 {
+        let path = Command.value(of: "--config", in: options) ?? "config/aabridge.yaml"
+        guard let scenario = Command.value(of: "--scenario", in: options) else {
+            printError("aabridge simulate: --scenario FILE is required")
+            return 2
+        }
+        let configuration: BridgeConfiguration
+        switch ConfigurationLoader.load(path: path) {
+        case .success(let loaded): configuration = loaded
+        case .failure(let errors):
+            printError(errors.description)
+            return ConfigurationErrors.exitStatus
+        }
+        let steps: [Step]
+        do {
+            steps = try parse(scenario: scenario)
+        } catch {
+            printError("aabridge simulate: \(error.message)")
+            return 2
+        }
+        do {
+            var client = try BridgeRuntime.clientConfiguration(configuration, topics: Topics(base: configuration.mqtt.baseTopic))
+            client.clientID = "aabridge-simulate-\(getpid())"
+            client.will = nil
+            let mqtt = try MQTTClient(configuration: client)
+            try await mqtt.connect()
+            for step in steps {
+                if step.delayMilliseconds > 0 { try await Task.sleep(for: .milliseconds(step.delayMilliseconds)) }
+                try await mqtt.publish(topic: step.topic, payload: step.payload, qos: .atLeastOnce)
+                print("published \(step.topic) \(String(decoding: step.payload, as: UTF8.self))")
+            }
+            await mqtt.disconnect()
+            return 0
+        } catch let error as MQTTError {
+            printError("aabridge simulate: \(error.message)")
+            return 1
+        } catch {
+            printError("aabridge simulate: \(error)")
+            return 1
+        }
+    }
+
+    struct ScenarioError: Error {
+        let message: String
+    }
+
+    static func parse(scenario path: String) throws(ScenarioError) -> [Step] {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ScenarioError(message: "cannot read scenario file '\(path)'")
+        }
+        var steps: [Step] = []
+        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("//") { continue }
+            let where_ = "\(path):\(index + 1)"
+            let value: JSONValue
+            do {
+                value = try JSONParser.parse(line)
+            } catch {
+                throw ScenarioError(message: "\(where_): \(error.description)")
+            }
+            guard let topic = value["topic"]?.stringValue, !topic.isEmpty, !topic.contains("+"), !topic.contains("#") else {
+                throw ScenarioError(message: "\(where_): 'topic' must be a topic name without wildcards")
+            }
+            let delay = value["delay_ms"]?.intValue ?? 0
+            guard delay >= 0 else { throw ScenarioError(message: "\(where_): 'delay_ms' must not be negative") }
+            let payload: [UInt8] = switch value["payload"] {
+            case .string(let text)?: Array(text.utf8)
+            case nil, .null?: []
+            case let other?: other.bytes
+            }
+            steps.append(Step(line: index + 1, delayMilliseconds: delay, topic: topic, payload: payload))
+        }
+        return steps
+    }
+}
