@@ -13,6 +13,7 @@ struct AccessoryStoreTests {
         let path = directory.database()
         let store = try AccessoryStore(path: path)
         #expect(FileManager.default.fileExists(atPath: path))
+        #expect(!store.isReadOnly)
         #expect(try store.load() == RestoredState())
         #expect(try store.loadSources().isEmpty)
     }
