@@ -19,6 +19,7 @@ public final class AccessoryStore: Sendable {
         case readWrite
         /// `SQLITE_OPEN_READONLY`: `load` works, every write fails with `.readOnly`. The file
         /// must exist and already have the current schema (a read-only store cannot migrate).
+        /// Also opens a database on a read-only file system, where `.readWrite` fails.
         case readOnly
     }
 
@@ -39,9 +40,24 @@ public final class AccessoryStore: Sendable {
         self.path = path
         self.mode = mode
         if mode == .readWrite { try Self.createDirectory(containing: path) }
-        let connection = try SQLiteConnection(path: path, readOnly: mode == .readOnly, create: mode == .readWrite)
-        try Self.prepare(connection, mode: mode)
+        var connection = try SQLiteConnection(path: path, readOnly: mode == .readOnly, create: mode == .readWrite)
+        do throws(StorageError) {
+            try Self.prepare(connection, mode: mode)
+        } catch where mode == .readOnly && error.code == .cannotOpen {
+            // A WAL database on a read-only file system whose -shm is gone (clean shutdown)
+            // cannot be opened normally; nothing can write it there, so read it as immutable.
+            connection.close()
+            connection = try SQLiteConnection(path: path, readOnly: true, create: false, immutable: true)
+            try Self.prepare(connection, mode: mode)
+        }
         self.connection = Mutex(connection)
+    }
+
+    /// Whether writes are impossible: opened `.readOnly`, or SQLite fell back to read-only
+    /// because the file or its file system cannot be written. Reads work either way; every
+    /// write then fails with `.readOnly`. The bridge can report this at startup.
+    public var isReadOnly: Bool {
+        connection.withLock { connection in connection.isReadOnlyDatabase }
     }
 
     /// Closes the connection; later calls fail with `.closed`. Idempotent.
@@ -229,6 +245,9 @@ extension AccessoryStore {
     /// Runs every migration above the stored version, each with its `user_version` bump in
     /// one transaction.
     static func migrate(_ connection: SQLiteConnection) throws(StorageError) {
+        // Up to date: take no write lock, so a store on a read-only file system still opens
+        // and serves reads.
+        guard try connection.integer("PRAGMA user_version") < StoreSchema.currentVersion else { return }
         for migration in StoreSchema.migrations {
             try transaction(connection) { () throws(StorageError) in
                 // Read inside the write lock: another process may have migrated meanwhile.

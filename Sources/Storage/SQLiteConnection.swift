@@ -1,4 +1,5 @@
 import CSQLite
+import Foundation
 
 /// One SQLite connection with a cache of prepared statements: the thin C-facing layer
 /// under `AccessoryStore`.
@@ -25,14 +26,26 @@ final class SQLiteConnection {
     private static let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
 
     /// Opens (and with `create`, creates) the database file.
-    init(path: String, readOnly: Bool, create: Bool) throws(StorageError) {
+    ///
+    /// `immutable` (read-only only) tells SQLite the file cannot change, so it needs no `-shm`
+    /// file: the only way to read a WAL database on a read-only file system after a clean
+    /// shutdown removed its `-shm`.
+    init(path: String, readOnly: Bool, create: Bool, immutable: Bool = false) throws(StorageError) {
         self.path = path
         self.isReadOnly = readOnly
         var flags = SQLITE_OPEN_NOMUTEX
         flags |= readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE
         if create && !readOnly { flags |= SQLITE_OPEN_CREATE }
+        var name = path
+        if immutable && readOnly {
+            flags |= SQLITE_OPEN_URI
+            // A URI path: escape what URIs give a meaning to.
+            let escaped = path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3f")
+                .replacingOccurrences(of: "#", with: "%23")
+            name = "file:\(escaped)?immutable=1"
+        }
         var db: OpaquePointer?
-        let result = sqlite3_open_v2(path, &db, flags, nil)
+        let result = sqlite3_open_v2(name, &db, flags, nil)
         handle = db
         if result != SQLITE_OK {
             let error = self.error(result, "cannot open the database")
@@ -46,6 +59,12 @@ final class SQLiteConnection {
 
     /// Whether the connection is still open.
     var isOpen: Bool { handle != nil }
+
+    /// Whether SQLite can write the main database (false when closed).
+    var isReadOnlyDatabase: Bool {
+        guard let handle else { return true }
+        return sqlite3_db_readonly(handle, "main") != 0
+    }
 
     /// Whether a transaction is open (SQLite rolls some failures back by itself).
     var inTransaction: Bool {

@@ -13,6 +13,7 @@ struct AccessoryStoreTests {
         let path = directory.database()
         let store = try AccessoryStore(path: path)
         #expect(FileManager.default.fileExists(atPath: path))
+        #expect(!store.isReadOnly)
         #expect(try store.load() == RestoredState())
         #expect(try store.loadSources().isEmpty)
     }
@@ -211,6 +212,28 @@ struct AccessoryStoreTests {
         let error = #expect(throws: StorageError.self) { try store.load() }
         #expect(error?.code == .closed)
         #expect(throws: StorageError.self) { try store.apply([.migrationComplete]) }
+    }
+
+    @Test("concurrent callers share one store safely; every write lands")
+    func concurrentCallers() async throws {
+        let directory = TemporaryDirectory()
+        let store = try AccessoryStore(path: directory.database())
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in UInt64(0)..<4 {
+                group.addTask {
+                    for n in 0..<25 {
+                        let id = worker * 100 + UInt64(n)
+                        try store.apply([.upsertAccessory(F.accessory(id)), .upsertRegistration(F.address(id), F.registration(id))])
+                        _ = try store.load()
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let state = try store.load()
+        #expect(state.accessories.count == 100)
+        #expect(state.registrations.count == 100)
+        #expect(state.accessories.map(\.id) == state.accessories.map(\.id).sorted())
     }
 
     @Test("a backup taken while the store is open loads the same state and passes the integrity check")

@@ -102,6 +102,7 @@ struct StorageFailureTests {
             store.close()
         }
         let store = try AccessoryStore(path: path, mode: .readOnly)
+        #expect(store.isReadOnly)
         #expect(try store.load() == F.everythingState)
         for writes in [[StorageWrite.migrationComplete], [.deleteAccessory(F.full.id)], Self.bigWrite(7)] {
             let error = #expect(throws: StorageError.self) { try store.apply(writes) }
@@ -117,6 +118,36 @@ struct StorageFailureTests {
         let copy = directory.path + "/copy.sqlite3"
         try store.backup(to: copy)
         #expect(try AccessoryStore(path: copy).load() == F.everythingState)
+    }
+
+    @Test("on a read-only file system .readWrite fails clearly and .readOnly serves the state",
+          .enabled(if: canMount, "needs root and mount"))
+    func readOnlyFileSystem() throws {
+        let directory = TemporaryDirectory()
+        let source = directory.path + "/source"
+        let readOnlyView = directory.path + "/ro"
+        do {
+            let store = try AccessoryStore(path: source + "/aabridge.sqlite3")
+            try store.apply(F.everything)
+            store.close()  // a clean shutdown removes -wal and -shm
+        }
+        try FileManager.default.createDirectory(atPath: readOnlyView, withIntermediateDirectories: true)
+        guard Self.run("/bin/mount", ["--bind", source, readOnlyView]) else { return }
+        defer { _ = Self.run("/bin/umount", [readOnlyView]) }
+        guard Self.run("/bin/mount", ["-o", "remount,bind,ro", readOnlyView]) else { return }
+        let path = readOnlyView + "/aabridge.sqlite3"
+
+        let error = #expect(throws: StorageError.self) { try AccessoryStore(path: path) }
+        #expect(error?.code == .cannotOpen || error?.code == .readOnly)
+        #expect(error?.message.contains(path) == true)
+
+        let store = try AccessoryStore(path: path, mode: .readOnly)
+        #expect(store.isReadOnly)
+        #expect(try store.load() == F.everythingState)
+        let refused = #expect(throws: StorageError.self) { try store.apply([.deleteAccessory(F.full.id)]) }
+        #expect(refused?.code == .readOnly)
+        #expect(try store.load() == F.everythingState)
+        store.close()
     }
 
     @Test("a read-only store reads alongside a writer and sees its commits")
