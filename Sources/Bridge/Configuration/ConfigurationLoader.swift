@@ -3,6 +3,9 @@ import Foundation
 
 /// Reads, overrides and validates the configuration file: every error at once, each with its key path.
 public enum ConfigurationLoader {
+    /// The file read when `--config` is not given.
+    public static let defaultPath = "config/aabridge.yaml"
+
     /// Files larger than this are refused (a configuration is a few kilobytes).
     public static let maximumFileSize = 1 << 20
 
