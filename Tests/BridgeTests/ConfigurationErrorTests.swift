@@ -25,7 +25,7 @@ import Testing
         Case(name: "not an integer", yaml: "mqtt:\n  keepalive: soon\n", path: "mqtt.keepalive", message: "expected an integer (decimal or 0x hex), found 'soon'"),
         Case(name: "keepalive out of range", yaml: "mqtt:\n  keepalive: 70000\n", path: "mqtt.keepalive", message: "must be between 0 and 65535"),
         Case(name: "port out of range", yaml: "mqtt:\n  server: mqtt://localhost:70000\n", path: "mqtt.server", message: "port must be between 1 and 65535"),
-        Case(name: "bad scheme", yaml: "mqtt:\n  server: http://localhost\n", path: "mqtt.server", message: "expected mqtt://host:port or mqtts://host:port"),
+        Case(name: "bad scheme", yaml: "mqtt:\n  server: http://localhost\n", path: "mqtt.server", message: "expected mqtt://host:port or mqtts://host:port, found scheme 'http'"),
         Case(name: "MQTT version", yaml: "mqtt:\n  version: 3\n", path: "mqtt.version", message: "allowed: 4 (MQTT 3.1.1), 5 (MQTT 5)"),
         Case(name: "reconnect max below min", yaml: "mqtt:\n  reconnect: {min_s: 10, max_s: 5}\n", path: "mqtt.reconnect.max_s", message: "must be at least min_s (10)"),
         Case(name: "cert without key", yaml: "mqtt:\n  cert: /c.pem\n", path: "mqtt.key", message: "a client cert needs key as well"),
