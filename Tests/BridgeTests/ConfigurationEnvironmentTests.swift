@@ -66,6 +66,7 @@ import Testing
 
     @Test func passwordFileIsReadAndItsNewlineTrimmed() throws {
         let file = try ConfigurationTestSupport.temporaryFile(Array("\(Self.secret)\n".utf8), name: "secret")
+        defer { ConfigurationTestSupport.remove(file) }
         let configuration = try ConfigurationTestSupport.load("mqtt:\n  user: bridge\n  password_file: \(file)\n")
         #expect(configuration.mqtt.password?.revealed == Self.secret)
         #expect(configuration.mqtt.passwordFile == file)
@@ -74,6 +75,7 @@ import Testing
 
     @Test func passwordFileProblemsNameTheKeyNotTheContent() throws {
         let empty = try ConfigurationTestSupport.temporaryFile(Array("\n".utf8), name: "empty")
+        defer { ConfigurationTestSupport.remove(empty) }
         let issues = ConfigurationTestSupport.issues("mqtt:\n  password_file: \(empty)\n")
         #expect(issues.map(\.path) == ["mqtt.password_file"])
         #expect(issues.first?.message.contains("is empty") == true)
@@ -86,6 +88,7 @@ import Testing
 
     @Test func secretsNeverAppearInDescriptionsErrorsOrTheSummary() throws {
         let file = try ConfigurationTestSupport.temporaryFile(Array("\(Self.secret)\n".utf8), name: "secret")
+        defer { ConfigurationTestSupport.remove(file) }
         let path = ConfigurationTestSupport.repositoryFile("config/aabridge.yaml")
         let irk = "00112233445566778899aabbccddeeff"
         var texts: [String] = []

@@ -25,7 +25,7 @@ import Testing
         Case(name: "not an integer", yaml: "mqtt:\n  keepalive: soon\n", path: "mqtt.keepalive", message: "expected an integer (decimal or 0x hex), found 'soon'"),
         Case(name: "keepalive out of range", yaml: "mqtt:\n  keepalive: 70000\n", path: "mqtt.keepalive", message: "must be between 0 and 65535"),
         Case(name: "port out of range", yaml: "mqtt:\n  server: mqtt://localhost:70000\n", path: "mqtt.server", message: "port must be between 1 and 65535"),
-        Case(name: "bad scheme", yaml: "mqtt:\n  server: http://localhost\n", path: "mqtt.server", message: "expected mqtt://host:port or mqtts://host:port"),
+        Case(name: "bad scheme", yaml: "mqtt:\n  server: http://localhost\n", path: "mqtt.server", message: "expected mqtt://host:port or mqtts://host:port, found scheme 'http'"),
         Case(name: "MQTT version", yaml: "mqtt:\n  version: 3\n", path: "mqtt.version", message: "allowed: 4 (MQTT 3.1.1), 5 (MQTT 5)"),
         Case(name: "reconnect max below min", yaml: "mqtt:\n  reconnect: {min_s: 10, max_s: 5}\n", path: "mqtt.reconnect.max_s", message: "must be at least min_s (10)"),
         Case(name: "cert without key", yaml: "mqtt:\n  cert: /c.pem\n", path: "mqtt.key", message: "a client cert needs key as well"),
@@ -49,6 +49,7 @@ import Testing
         Case(name: "unknown capability", yaml: base.replacingOccurrences(of: "    hardware: inEarBud\n", with: "    hardware: inEarBud\n    capabilities: [audioSwitching, noiseCancelling]\n"), path: "products[0].capabilities[1]", message: "unknown capability 'noiseCancelling'"),
         Case(name: "unknown decoder", yaml: base.replacingOccurrences(of: "apple_proximity", with: "apple"), path: "products[0].placement_decoder", message: "allowed: apple_proximity, none"),
         Case(name: "rule worn_when outside mask", yaml: base.replacingOccurrences(of: "placement_decoder: apple_proximity", with: "placement_decoder: {rule: {source: manufacturer, offset: 3, mask: 0x01, worn_when: 0x02}}"), path: "products[0].placement_decoder.rule.worn_when", message: "has bits outside mask"),
+        Case(name: "rule on service data without a service UUID", yaml: base.replacingOccurrences(of: "placement_decoder: apple_proximity", with: "placement_decoder: {rule: {source: service, offset: 0, mask: 1, worn_when: 1}}"), path: "products[0].placement_decoder.rule.source", message: "needs descriptor.bluetooth_service_uuid"),
         Case(name: "rule source", yaml: base.replacingOccurrences(of: "placement_decoder: apple_proximity", with: "placement_decoder: {rule: {source: advert, offset: 3, mask: 1, worn_when: 1}}"), path: "products[0].placement_decoder.rule.source", message: "allowed: manufacturer, service"),
         Case(name: "duplicate product name", yaml: base + "  - name: AirPods Pro\n    hardware: inEarBud\n    descriptor: {bluetooth_company_identifier: 0x004C}\n", path: "products[1].name", message: "duplicate product name 'AirPods Pro' (also products[0])"),
         Case(name: "duplicate gateway name", yaml: "gateways:\n  - {name: omg, format: openmqttgateway}\n  - {name: omg, format: theengs}\n", path: "gateways[1].name", message: "duplicate gateway name 'omg'"),
@@ -100,9 +101,10 @@ import Testing
               - {name: omg, format: openmqttgateway, colour: red}
             """
         let issues = ConfigurationTestSupport.issues(yaml)
+        // Top to bottom, as a user fixes them; the descriptor rule sits at its mask's line.
         #expect(issues.map(\.path) == [
-            "mqtt.server", "mqtt.keepalive", "log.level", "gateways[0].colour",
-            "products[0].descriptor.bluetooth_manufacturer_data_mask",
+            "mqtt.server", "mqtt.keepalive", "log.level",
+            "products[0].descriptor.bluetooth_manufacturer_data_mask", "gateways[0].colour",
         ])
     }
 

@@ -78,6 +78,7 @@ import Testing
 
     @Test func tlsExampleLoadsWithItsPasswordFile() throws {
         let secretFile = try ConfigurationTestSupport.temporaryFile(Array("s3cr3t-TLS\n".utf8), name: "mqtt_password")
+        defer { ConfigurationTestSupport.remove(secretFile) }
         let path = ConfigurationTestSupport.repositoryFile("config/examples/tls-password.yaml")
         // The example points at /run/secrets; the override shows how a deployment moves it.
         let result = ConfigurationLoader.load(path: path, environment: ["AABRIDGE_MQTT_PASSWORD_FILE": secretFile], hostname: "testhost")
@@ -175,6 +176,7 @@ import Testing
         #expect(good.exitStatus == 0)
         #expect(good.report.contains("valid"))
         let path = try ConfigurationTestSupport.temporaryFile(Array("log: {level: loud}\n".utf8))
+        defer { ConfigurationTestSupport.remove(path) }
         let bad = ConfigurationLoader.validate(path: path, environment: [:])
         #expect(bad.exitStatus == 2)
         #expect(bad.report.contains("log.level: unknown value 'loud'; allowed: debug, info, warning, error"))

@@ -32,7 +32,7 @@ enum ConfigurationTestSupport {
         }
     }
 
-    /// A temporary file with the given bytes; removed by the caller.
+    /// A temporary file with the given bytes, in its own directory; pass the path to `remove` when done.
     static func temporaryFile(_ bytes: [UInt8], name: String = "config.yaml") throws -> String {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-config-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -59,4 +59,9 @@ enum ConfigurationTestSupport {
               bluetooth_manufacturer_data_mask: "ffff"
 
         """
+
+    /// Removes a file made by `temporaryFile` and its directory.
+    static func remove(_ path: String) {
+        try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: path).deletingLastPathComponent().path)
+    }
 }

@@ -1,4 +1,5 @@
 import Testing
+import Foundation
 @testable import Bridge
 
 /// The YAML layer over libyaml: styles, nulls, positions, limits.
@@ -98,6 +99,7 @@ import Testing
         bytes += [0xC3, 0x28, 0xFF, 0xFE]
         bytes += Array("\n".utf8)
         let path = try ConfigurationTestSupport.temporaryFile(bytes)
+        defer { ConfigurationTestSupport.remove(path) }
         guard case let .failure(errors) = ConfigurationLoader.load(path: path, environment: [:]) else {
             Issue.record("non-UTF-8 input loaded")
             return
@@ -114,6 +116,7 @@ import Testing
         let line = "# " + String(repeating: "x", count: 1022) + "\n"
         let text = String(repeating: line, count: 1025)
         let path = try ConfigurationTestSupport.temporaryFile(Array(text.utf8))
+        defer { ConfigurationTestSupport.remove(path) }
         guard case let .failure(errors) = ConfigurationLoader.load(path: path, environment: [:]) else {
             Issue.record("oversize input loaded")
             return
@@ -137,5 +140,51 @@ import Testing
     @Test func emptyDocumentHasNoRoot() throws {
         #expect(try parser.parse("") == nil)
         #expect(try parser.parse("# only a comment\n") == nil)
+    }
+}
+
+/// Merge keys and robustness against arbitrary input.
+@Suite struct ConfigurationYAMLMergeTests {
+    @Test func mergeKeysFillInWithoutOverriding() throws {
+        let configuration = try ConfigurationTestSupport.load("""
+            setup:
+              bluetooth:
+                services: ["FE2C"]
+                names: ["Acme", "Acme Pro"]
+            products:
+              - name: Acme
+                hardware: overEarHeadphone
+                descriptor: &acme
+                  bluetooth_service_uuid: "FE2C"
+                  bluetooth_name_substring: "Acme"
+              - name: Acme Pro
+                hardware: overEarHeadphone
+                descriptor:
+                  <<: *acme
+                  bluetooth_name_substring: "Acme Pro"
+            """)
+        #expect(configuration.products.map(\.product.descriptor.bluetoothNameSubstring) == ["Acme", "Acme Pro"])
+        #expect(configuration.products.map(\.product.descriptor.bluetoothServiceUUID?.description) == ["FE2C", "FE2C"])
+    }
+
+    @Test func mergeKeyOfAScalarIsAnError() {
+        let issues = ConfigurationTestSupport.issues("log:\n  <<: 5\n")
+        #expect(issues.map(\.path) == ["log.<<"])
+    }
+
+    @Test func everyTruncationOfTheShippedFileIsHandled() throws {
+        let path = ConfigurationTestSupport.repositoryFile("config/aabridge.yaml")
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        // Every prefix, and every byte replaced by a troublesome one: an error or a configuration, never a crash.
+        for end in stride(from: 0, through: bytes.count, by: 7) {
+            _ = ConfigurationLoader.load(bytes: Array(bytes[..<end]), file: "cut", environment: [:], hostname: "h")
+        }
+        for index in stride(from: 0, to: bytes.count, by: 13) {
+            for replacement: UInt8 in [0x3A, 0x2D, 0x26, 0x2A, 0x5B, 0x22, 0x09, 0xFF] {
+                var mutated = bytes
+                mutated[index] = replacement
+                _ = ConfigurationLoader.load(bytes: mutated, file: "mutated", environment: [:], hostname: "h")
+            }
+        }
     }
 }

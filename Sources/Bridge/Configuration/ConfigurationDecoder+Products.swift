@@ -101,6 +101,11 @@ extension ConfigurationDecoder {
                 fail(entry.path("descriptor"), "is required: how the picker recognises this product", at: entry["descriptor"])
                 descriptor = nil
             }
+            if case let .rule(rule)? = decoder, rule.source == .service, let descriptor, descriptor.bluetoothServiceUUID == nil {
+                // Service data is looked up by the descriptor's service UUID; without one the rule never sees a byte.
+                fail("\(entry.path("placement_decoder")).rule.source", "source: service needs descriptor.bluetooth_service_uuid",
+                     at: entry["placement_decoder"])
+            }
             guard let name, let hardware, let descriptor else { continue }
             let product = Product(
                 name: name, hardware: hardware, capabilities: capabilities, autoRegister: autoRegister, setupOptions: options,

@@ -173,7 +173,9 @@ extension ConfigurationDecoder {
             tls = true
             rest = server.dropFirst("mqtts://".count)
         } else {
-            report("expected mqtt://host:port or mqtts://host:port, found '\(server.split(separator: "@").last ?? "")'")
+            // Only the scheme is repeated: whatever follows it might hold a password.
+            let scheme = server.range(of: "://").map { "scheme '\(server[..<$0.lowerBound])'" } ?? "no scheme"
+            report("expected mqtt://host:port or mqtts://host:port, found \(scheme)")
             return nil
         }
         var authority = rest

@@ -40,10 +40,11 @@ final class ConfigurationDecoder {
     func fields(_ node: YAMLNode?, at path: String, allowed: [String]) -> Fields? {
         guard let node else { return Fields(path: path, values: [:]) }
         if node.isNull { return Fields(path: path, values: [:]) }
-        guard case let .mapping(entries) = node.content else {
+        guard case .mapping = node.content else {
             fail(path, "expected a mapping, found \(node.kindName)", at: node)
             return nil
         }
+        let entries = mergingKeys(of: node, at: path)
         var values: [String: YAMLNode] = [:]
         var firstKeys: [String: YAMLNode] = [:]
         for entry in entries {
@@ -71,6 +72,38 @@ final class ConfigurationDecoder {
             origins[keyPath] = entry.value.origin
         }
         return Fields(path: path, values: values)
+    }
+
+    /// The mapping's entries with YAML merge keys (`<<: *defaults` or `<<: [*a, *b]`) applied:
+    /// keys written in the mapping win over merged ones, and earlier merged mappings over later ones.
+    private func mergingKeys(of node: YAMLNode, at path: String) -> [YAMLNode.Entry] {
+        guard case let .mapping(entries) = node.content else { return [] }
+        var explicit: [YAMLNode.Entry] = []
+        var sources: [YAMLNode] = []
+        for entry in entries {
+            guard let key = entry.key.scalar, key.style == .plain, key.tag == nil, key.value == "<<" else {
+                explicit.append(entry)
+                continue
+            }
+            switch entry.value.content {
+            case .mapping: sources.append(entry.value)
+            case let .sequence(items) where items.allSatisfy({ if case .mapping = $0.content { true } else { false } }):
+                sources += items
+            default:
+                fail(path.isEmpty ? "<<" : "\(path).<<", "a merge key needs a mapping or a list of mappings", at: entry.value)
+            }
+        }
+        guard !sources.isEmpty else { return explicit }
+        var seen = Set(explicit.compactMap { $0.key.scalar?.value })
+        var merged = explicit
+        for source in sources {
+            for entry in mergingKeys(of: source, at: path) {
+                guard let key = entry.key.scalar?.value, !seen.contains(key) else { continue }
+                seen.insert(key)
+                merged.append(entry)
+            }
+        }
+        return merged
     }
 
     /// Reads a list; null or missing reads as empty.

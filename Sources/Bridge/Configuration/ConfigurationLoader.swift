@@ -3,6 +3,9 @@ import Foundation
 
 /// Reads, overrides and validates the configuration file: every error at once, each with its key path.
 public enum ConfigurationLoader {
+    /// The file read when `--config` is not given.
+    public static let defaultPath = "config/aabridge.yaml"
+
     /// Files larger than this are refused (a configuration is a few kilobytes).
     public static let maximumFileSize = 1 << 20
 
@@ -45,8 +48,7 @@ public enum ConfigurationLoader {
         let decoder = ConfigurationDecoder()
         let overridden = ConfigurationEnvironment.apply(environment, to: root, decoder: decoder)
         let configuration = decoder.configuration(overridden, hostname: hostname ?? machineHostname())
-        var issues = decoder.issues
-        issues += ruleIssues(configuration, decoder: decoder)
+        let issues = ordered(decoder.issues + ruleIssues(configuration, decoder: decoder))
         guard issues.isEmpty else { return .failure(ConfigurationErrors(file: file, issues: issues)) }
         return .success(configuration)
     }
@@ -72,6 +74,21 @@ public enum ConfigurationLoader {
             let origin = decoder.origins[path] ?? decoder.origins[String(path[..<(path.lastIndex(of: ".") ?? path.endIndex)])]
             return ConfigurationIssue(path: path, message: issue.error.message, origin: origin)
         }
+    }
+
+    /// File issues top to bottom, as a user fixes them; then those from the environment.
+    static func ordered(_ issues: [ConfigurationIssue]) -> [ConfigurationIssue] {
+        func key(_ issue: ConfigurationIssue) -> (Int, Int, Int) {
+            switch issue.origin {
+            case let .file(line, column)?: (0, line, column)
+            case .environment?, nil: (1, 0, 0)
+            }
+        }
+        // enumerated() keeps the sort stable for issues at the same place.
+        return issues.enumerated().sorted { lhs, rhs in
+            let (a, b) = (key(lhs.element), key(rhs.element))
+            return a != b ? a < b : lhs.offset < rhs.offset
+        }.map(\.element)
     }
 
     private static func index(in path: String, prefix: String) -> Int? {

@@ -40,6 +40,10 @@ public struct GatewayConfiguration: Hashable, Sendable {
     public var statusTopic: String?
 
     /// Creates a gateway; topics default per format.
+    /// - Parameters:
+    ///   - topic: nil for the format's default.
+    ///   - statusTopic: nil for the format's default; `.some(nil)` for none (`status_topic: null`).
+    ///   - baseTopic: `mqtt.base_topic`, for the native format's default topic.
     public init(name: String, format: Format, topic: String? = nil, statusTopic: String?? = nil, baseTopic: String = "aabridge") {
         self.name = name
         self.format = format
