@@ -38,6 +38,8 @@ public final class BridgeRuntime {
     var lastHealth: Timestamp
     var events: AsyncStream<RuntimeEvent>
     let eventSink: AsyncStream<RuntimeEvent>.Continuation
+    /// At most this many messages wait for the loop; more are dropped (flood protection).
+    let backlog = Backlog(limit: 50_000)
 
     /// Opens nothing itself: the caller loads the configuration and opens the store, so that
     /// each can fail with its own clear message and exit status.
@@ -107,11 +109,12 @@ public final class BridgeRuntime {
         activate()
         let client = self.client
         let sink = eventSink
+        let backlog = self.backlog
         for filter in subscriptionFilters {
             try? await client.subscribe(filter, qos: .atLeastOnce)
         }
         let forwarders = [
-            Task { for await message in client.messages { sink.yield(.message(message)) } },
+            Task { for await message in client.messages where backlog.admit() { sink.yield(.message(message)) } },
             Task { for await state in client.connectionStates { sink.yield(.connection(state)) } },
             Task {
                 while !Task.isCancelled {
@@ -131,7 +134,9 @@ public final class BridgeRuntime {
         logger.info("aabridge \(BridgeModule.version) starting; broker \(configuration.mqtt.host):\(configuration.mqtt.port), base topic '\(topics.base)'")
         loop: for await event in events {
             switch event {
-            case .message(let message): handle(message)
+            case .message(let message):
+                backlog.taken()
+                handle(message)
             case .connection(let state): connectionChanged(state)
             case .tick: tick()
             case .shutdown(let signal):
@@ -180,6 +185,13 @@ public final class BridgeRuntime {
 
     func tick() {
         let now = clock()
+        let dropped = backlog.takeDropped()
+        if dropped > 0 {
+            counters.telemetryRejected += dropped
+            if rejectionLog.admit("flood", now: now.milliseconds).admitted {
+                logger.warning("flood: \(dropped) messages dropped because more than \(backlog.limit) were waiting")
+            }
+        }
         if let deadline = engine.nextDeadline, deadline <= now {
             let step = engine.handle(.tick, at: now)
             commitAndPublish(step.outputs, at: now, context: "tick")

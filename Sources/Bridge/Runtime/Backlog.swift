@@ -1,0 +1,28 @@
+import Synchronization
+
+/// Bounds the messages waiting between the MQTT client and the runtime's loop, so that a
+/// flood beyond what the bridge can process costs a bounded amount of memory: past `limit`
+/// waiting messages, new ones are dropped and counted instead of queued.
+final class Backlog: Sendable {
+    let limit: Int
+    private let waiting = Atomic<Int>(0)
+    private let dropped = Atomic<Int>(0)
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Whether one more message may be queued (and counts it when it may).
+    func admit() -> Bool {
+        if waiting.add(1, ordering: .relaxed).newValue > limit {
+            waiting.subtract(1, ordering: .relaxed)
+            dropped.add(1, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    /// One queued message was taken by the loop.
+    func taken() { waiting.subtract(1, ordering: .relaxed) }
+
+    /// Messages dropped since the last call.
+    func takeDropped() -> Int { dropped.exchange(0, ordering: .relaxed) }
+}
