@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "Storage", dependencies: ["CSQLite", "AccessoryKit"]),
         .target(name: "Bridge", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "CYAML"]),
         .executableTarget(name: "aabridge", dependencies: ["Bridge", "MQTT"]),
-        .executableTarget(name: "aabridge-bench", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "Bridge"]),
+        .executableTarget(name: "aabridge-bench", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "Bridge", "TestSupport"]),
 
         // Starts a real mosquitto on a free loopback port for the broker tests.
         .target(name: "TestSupport", dependencies: ["MQTT"], path: "Tests/TestSupport"),

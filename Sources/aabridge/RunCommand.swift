@@ -17,6 +17,16 @@ enum RunCommand {
         let store: AccessoryStore
         do {
             store = try AccessoryStore(path: configuration.storage.path)
+        } catch where error.code == .readOnly {
+            // Read-only storage: keep serving what is stored; every change is refused with
+            // `unknown` instead of being acknowledged and lost.
+            do {
+                store = try AccessoryStore(path: configuration.storage.path, mode: .readOnly)
+                printError("aabridge: storage.path: \(error.message); running read-only, changes will be refused")
+            } catch {
+                printError("aabridge: storage.path: \(error.message)")
+                return 1
+            }
         } catch {
             printError("aabridge: storage.path: \(error.message)")
             return 1
