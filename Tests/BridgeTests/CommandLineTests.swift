@@ -1,0 +1,84 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// The real `aabridge` executable, as a newcomer runs it.
+@Suite("aabridge command line")
+struct CommandLineTests {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let binary = repository.appendingPathComponent(".build/debug/aabridge").path
+
+    /// Runs the binary and returns its exit status and combined output.
+    static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).log")
+        defer { try? FileManager.default.removeItem(at: output) }
+        let child = try ChildProcess(path: binary, arguments: arguments, output: output.path)
+        let status = child.wait()
+        return (status, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
+    }
+
+    @Test("--help lists every subcommand")
+    func help() throws {
+        let (status, output) = try Self.run(["--help"])
+        #expect(status == 0)
+        for command in ["run", "validate", "simulate", "healthcheck", "version"] {
+            #expect(output.contains("\n  \(command) "), "missing \(command) in:\n\(output)")
+        }
+    }
+
+    @Test("version names the bridge and libmosquitto")
+    func version() throws {
+        let (status, output) = try Self.run(["version"])
+        #expect(status == 0)
+        #expect(output.hasPrefix("aabridge "))
+        #expect(output.contains("libmosquitto 2."))
+    }
+
+    @Test("an unknown command is a usage error (exit 2)")
+    func unknownCommand() throws {
+        let (status, output) = try Self.run(["frobnicate"])
+        #expect(status == 2)
+        #expect(output.contains("unknown command 'frobnicate'"))
+    }
+
+    @Test("the shipped configuration validates")
+    func shippedConfiguration() throws {
+        let (status, output) = try Self.run(["validate", "--config", Self.repository.appendingPathComponent("config/aabridge.yaml").path])
+        #expect(status == 0, "\(output)")
+        #expect(output.contains("configuration is valid"))
+    }
+
+    @Test("simulate refuses a scenario line with a wildcard topic, naming the line")
+    func badScenario() throws {
+        let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID().uuidString).jsonl")
+        defer { try? FileManager.default.removeItem(at: scenario) }
+        try "# comment\n{\"delay_ms\":0,\"topic\":\"home/+/x\",\"payload\":{}}\n".write(to: scenario, atomically: true, encoding: .utf8)
+        let (status, output) = try Self.run(["simulate", "--config", Self.repository.appendingPathComponent("config/aabridge.yaml").path,
+                                             "--scenario", scenario.path])
+        #expect(status == 2)
+        #expect(output.contains("\(scenario.path):2"))
+    }
+
+    @Test("the shipped demo scenario parses")
+    func demoScenario() throws {
+        // Pointing at a broker that is not there: parsing must succeed first, then the
+        // connection fails with exit 1 (not the exit 2 of a bad scenario).
+        let port = try FreePort.find()
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).log")
+        let config = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).yaml")
+        defer {
+            try? FileManager.default.removeItem(at: output)
+            try? FileManager.default.removeItem(at: config)
+        }
+        // The environment is shared by tests running in parallel: point a copy of the file instead.
+        let shipped = try String(contentsOf: Self.repository.appendingPathComponent("config/aabridge.yaml"), encoding: .utf8)
+        try shipped.replacingOccurrences(of: "mqtt://localhost:1883", with: "mqtt://127.0.0.1:\(port)")
+            .write(to: config, atomically: true, encoding: .utf8)
+        let child = try ChildProcess(path: Self.binary, arguments: [
+            "simulate", "--config", config.path,
+            "--scenario", Self.repository.appendingPathComponent("config/scenarios/demo.jsonl").path], output: output.path)
+        #expect(child.wait() == 1)
+        let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+        #expect(text.contains("127.0.0.1:\(port)"), "\(text)")
+    }
+}
