@@ -33,6 +33,7 @@ public struct YAMLParser: Sendable {
             throw YAMLError(message: "the file contains a NUL byte", line: line)
         }
         var state = EventReader(limits: self)
+        defer { state.deallocate() }
         return try bytes.withUnsafeBufferPointer { (buffer) throws(YAMLError) -> YAMLNode? in
             try state.document(buffer)
         }
@@ -58,7 +59,9 @@ private struct EventReader {
     }
 
     let limits: YAMLParser
-    var parser = yaml_parser_t()
+    /// On the heap: libyaml keeps a pointer to the parser itself (its string reader's
+    /// handler data), so the struct must never move while it is in use.
+    let parser: UnsafeMutablePointer<yaml_parser_t>
     /// Anchored nodes with their expanded size.
     var anchors: [String: (node: YAMLNode, size: Int)] = [:]
     /// Nodes so far, aliases counted at their expanded size.
@@ -66,13 +69,21 @@ private struct EventReader {
 
     init(limits: YAMLParser) {
         self.limits = limits
+        self.parser = .allocate(capacity: 1)
+        parser.initialize(to: yaml_parser_t())
+    }
+
+    /// Frees the parser's memory; libyaml's own state is freed by `document`.
+    func deallocate() {
+        parser.deinitialize(count: 1)
+        parser.deallocate()
     }
 
     mutating func document(_ buffer: UnsafeBufferPointer<UInt8>) throws(YAMLError) -> YAMLNode? {
-        guard yaml_parser_initialize(&parser) != 0 else { throw YAMLError(message: "libyaml could not start (out of memory)") }
-        defer { yaml_parser_delete(&parser) }
+        guard yaml_parser_initialize(parser) != 0 else { throw YAMLError(message: "libyaml could not start (out of memory)") }
+        defer { yaml_parser_delete(parser) }
         if let base = buffer.baseAddress {
-            yaml_parser_set_input_string(&parser, base, buffer.count)
+            yaml_parser_set_input_string(parser, base, buffer.count)
         } else {
             return nil
         }
@@ -92,7 +103,7 @@ private struct EventReader {
         case .streamEnd:
             return root
         default:
-            let mark = parser.mark
+            let mark = parser.pointee.mark
             throw YAMLError(message: "the file holds more than one YAML document; give one", line: Int(mark.line) + 1, column: Int(mark.column) + 1)
         }
     }
@@ -143,7 +154,7 @@ private struct EventReader {
             }
             result = (YAMLNode(.mapping(entries), origin: origin), size)
         default:
-            let mark = parser.mark
+            let mark = parser.pointee.mark
             throw YAMLError(message: "unexpected YAML event", line: Int(mark.line) + 1, column: Int(mark.column) + 1)
         }
         if let anchor { anchors[anchor] = result }
@@ -165,7 +176,7 @@ private struct EventReader {
     /// The next event, copied; a libyaml error becomes a `YAMLError` with its position.
     mutating func next() throws(YAMLError) -> Event {
         var event = yaml_event_t()
-        guard yaml_parser_parse(&parser, &event) != 0 else { throw parserError() }
+        guard yaml_parser_parse(parser, &event) != 0 else { throw parserError() }
         defer { yaml_event_delete(&event) }
         let origin = YAMLNode.Origin.file(line: Int(event.start_mark.line) + 1, column: Int(event.start_mark.column) + 1)
         switch event.type {
@@ -200,6 +211,7 @@ private struct EventReader {
 
     /// libyaml's problem and context, with the problem's position.
     func parserError() -> YAMLError {
+        let parser = self.parser.pointee
         let problem = parser.problem.map { String(cString: $0) } ?? "invalid YAML"
         let context = parser.context.map { String(cString: $0) }
         let message = context.map { "\($0): \(problem)" } ?? problem
