@@ -1,35 +1,10 @@
+import Telemetry
+
 /// One entry of `gateways:`: where BLE telemetry arrives and in which payload format.
 public struct GatewayConfiguration: Hashable, Sendable {
-    /// The gateway firmware's payload format.
-    public enum Format: String, CaseIterable, Hashable, Sendable {
-        case openmqttgateway
-        case theengs
-        case espresense
-        case tasmota
-        /// aabridge's own telemetry format.
-        case native
-
-        /// The topic filter the firmware publishes advertisements on by default.
-        /// - Parameter baseTopic: `mqtt.base_topic`, which the native format lives under.
-        public func defaultTopic(baseTopic: String) -> String {
-            switch self {
-            case .openmqttgateway, .theengs: "home/+/BTtoMQTT/#"
-            case .espresense: "espresense/devices/#"
-            case .tasmota: "tele/+/BLE"
-            case .native: "\(baseTopic)/telemetry/+/+"
-            }
-        }
-
-        /// The firmware's availability (last will) topic filter by default; native has none.
-        public var defaultStatusTopic: String? {
-            switch self {
-            case .openmqttgateway, .theengs: "home/+/LWT"
-            case .espresense: "espresense/rooms/+/status"
-            case .tasmota: "tele/+/LWT"
-            case .native: nil
-            }
-        }
-    }
+    /// The gateway firmware's payload format, with its default topics: the Telemetry
+    /// module's, so the parser and the configuration can never disagree about them.
+    public typealias Format = GatewayFormat
 
     /// A label, unique among gateways.
     public var name: String

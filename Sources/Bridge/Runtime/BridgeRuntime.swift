@@ -61,7 +61,7 @@ public final class BridgeRuntime {
         }
         parsers = configuration.gateways.map { gateway in
             let parser = TelemetryParser(
-                format: GatewayFormat(rawValue: gateway.format.rawValue) ?? .native,
+                format: gateway.format,
                 // The configuration loader has checked these filters; an invalid one would
                 // fall back to the format's default.
                 topic: TopicPattern(gateway.topic),
