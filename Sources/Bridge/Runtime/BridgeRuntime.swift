@@ -139,6 +139,7 @@ public final class BridgeRuntime {
                 handle(message)
             case .connection(let state): connectionChanged(state)
             case .tick: tick()
+            case .republish: publishEverything()
             case .shutdown(let signal):
                 logger.info("signal \(signal): shutting down")
                 break loop

@@ -6,5 +6,7 @@ enum RuntimeEvent: Sendable {
     case message(MQTTMessage)
     case connection(MQTTConnectionState)
     case tick
+    /// Home Assistant came back online: republish discovery and state.
+    case republish
     case shutdown(signal: Int32)
 }
