@@ -56,15 +56,3 @@ private typealias F = HomeAssistantFixtures
         #expect(tracker.changed(F.fullStatus) != nil)
     }
 }
-
-extension Optional where Wrapped == (topic: String, payload: JSONValue) {
-    /// Tuples are not Equatable; tests only ask whether a message was returned.
-    static func == (lhs: Self, rhs: _OptionalNilComparisonType) -> Bool {
-        switch lhs {
-        case .none: true
-        case .some: false
-        }
-    }
-
-    static func != (lhs: Self, rhs: _OptionalNilComparisonType) -> Bool { !(lhs == rhs) }
-}

@@ -36,7 +36,17 @@ public enum HomeAssistantBatteryPart: String, CaseIterable, Hashable, Sendable, 
         self == .main ? "battery" : "battery_\(rawValue)"
     }
 
+    /// Declaration order (main, left, right, case), so components come in a stable order.
     public static func < (lhs: HomeAssistantBatteryPart, rhs: HomeAssistantBatteryPart) -> Bool {
-        allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
+        lhs.order < rhs.order
+    }
+
+    private var order: Int {
+        switch self {
+        case .main: 0
+        case .left: 1
+        case .right: 2
+        case .chargingCase: 3
+        }
     }
 }
