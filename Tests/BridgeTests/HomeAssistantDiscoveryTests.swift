@@ -78,6 +78,10 @@ private typealias F = HomeAssistantFixtures
         #expect(rssi["entity_category"] == "diagnostic")
         let lastError = try #require(payload["components"]?["last_error"])
         #expect(lastError["entity_category"] == "diagnostic")
+        // The bridge's own records: available with the bridge, whether or not the accessory is heard.
+        #expect(lastError["availability"] == decision["availability"])
+        #expect(payload["components"]?["registration"]?["availability"] == decision["availability"])
+        #expect(lastError["availability_mode"] == nil)
         #expect(payload["components"]?["battery_case"]?["value_template"]?.stringValue?.contains("'case'") == true)
     }
 

@@ -17,18 +17,24 @@ extension HomeAssistantDiscovery {
         let capabilities = capabilities(of: status)
         let availability: JSONValue = [availabilityEntry(topics.bridgeState), availabilityEntry(topics.availability(id))]
 
-        /// A component reading the accessory's state topic, available while bridge and accessory are.
-        func entity(_ platform: String, _ component: String, name: String, template: String, _ extra: [(String, JSONValue)]) -> (String, JSONValue) {
-            let pairs: [(String, JSONValue)] = [
+        /// A component reading the accessory's state topic, available while bridge and accessory
+        /// are; with `bridgeOnly`, while the bridge is (for what the bridge knows, not the radio).
+        func entity(
+            _ platform: String, _ component: String, name: String, template: String, _ extra: [(String, JSONValue)],
+            bridgeOnly: Bool = false
+        ) -> (String, JSONValue) {
+            var pairs: [(String, JSONValue)] = [
                 ("platform", .string(platform)),
                 ("name", .string(name)),
                 ("unique_id", .string("\(objectID)_\(component)")),
                 ("state_topic", .string(state)),
                 ("value_template", .string(template)),
-            ] + extra + [
-                ("availability", availability),
-                ("availability_mode", "all"),
-            ]
+            ] + extra
+            if bridgeOnly {
+                pairs.append(("availability", [availabilityEntry(topics.bridgeState)]))
+            } else {
+                pairs += [("availability", availability), ("availability_mode", "all")]
+            }
             return (component, .object(pairs))
         }
 
@@ -62,9 +68,12 @@ extension HomeAssistantDiscovery {
                  ("icon", "mdi:swap-horizontal")]))
             components.append(decisionEvent(id, objectID: objectID))
         }
+        // Registration and last error are the bridge's records, valid while the accessory is out
+        // of range too (an invalidation must stay visible then).
         components.append(entity("sensor", "registration", name: "Registration",
             template: "{{ value_json.registration }}",
-            [("device_class", "enum"), ("options", ["active", "invalidated", "none"]), ("entity_category", "diagnostic")]))
+            [("device_class", "enum"), ("options", ["active", "invalidated", "none"]), ("entity_category", "diagnostic")],
+            bridgeOnly: true))
         let parts = (batteryParts ?? HomeAssistantBatteryPart.present(in: status.battery)).sorted()
         for part in parts {
             components.append(entity("sensor", part.componentID, name: part.entityName,
@@ -81,7 +90,8 @@ extension HomeAssistantDiscovery {
             template: "{{ value_json.last_error.code if value_json.last_error else 'none' }}",
             [("json_attributes_topic", .string(state)),
              ("json_attributes_template", "{{ (value_json.last_error or {}) | tojson }}"),
-             ("icon", "mdi:alert-circle-outline"), ("entity_category", "diagnostic")]))
+             ("icon", "mdi:alert-circle-outline"), ("entity_category", "diagnostic")],
+            bridgeOnly: true))
 
         let payload: JSONValue = [
             "device": accessoryDeviceInfo(status),
