@@ -8,6 +8,7 @@ import AccessoryKit
 /// - `accessoryDevice(_:)` again when `discoveryKey(_:)` of an accessory changes (rename,
 ///   registration with other capabilities, a battery first decoded);
 /// - an empty retained payload on `removal(of:)` when an accessory is removed.
+/// `HomeAssistantDiscoveryTracker` does the bookkeeping of the last two for the runtime.
 ///
 /// Every entity reads the retained state topics of the MQTT contract with a value template,
 /// so discovery never carries state and needs no republish when state changes.
