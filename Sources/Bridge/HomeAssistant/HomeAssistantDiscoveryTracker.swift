@@ -1,0 +1,60 @@
+import AccessoryKit
+
+/// Remembers what discovery was published per accessory, so the runtime can hand it every
+/// status change and publish only the ones that change the discovery payload.
+///
+/// Battery sensors are sticky: a part once seen keeps its entity even while a status has no
+/// decoded level for it (an advertisement without battery data must not delete the entity).
+///
+/// The runtime's use:
+/// - after each (re)connect and after `discovery.republishDelay(using:)` following Home
+///   Assistant's birth message: publish every message of `everything(_:)`, retained;
+/// - on `accessoryChanged(status)`: publish `changed(status)` when it is not nil, retained;
+/// - on `accessoryRemoved(id)`: publish an empty retained payload to `removed(id)`.
+public struct HomeAssistantDiscoveryTracker: Sendable {
+    public let discovery: HomeAssistantDiscovery
+    private var published: [BluetoothAddress: HomeAssistantDiscoveryKey] = [:]
+    private var batteryParts: [BluetoothAddress: Set<HomeAssistantBatteryPart>] = [:]
+
+    /// Creates a tracker that has published nothing yet.
+    public init(discovery: HomeAssistantDiscovery) {
+        self.discovery = discovery
+    }
+
+    /// The accessory's discovery message when it differs from the one last published (or
+    /// none was), else nil.
+    public mutating func changed(_ status: AccessoryStatus) -> (topic: String, payload: JSONValue)? {
+        let (key, parts) = record(status)
+        guard published[status.accessory.id] != key else { return nil }
+        published[status.accessory.id] = key
+        return discovery.accessoryDevice(status, batteryParts: parts)
+    }
+
+    /// The bridge's device and every accessory's, whatever was published before: the
+    /// broker or Home Assistant may have lost them.
+    public mutating func everything(_ statuses: [AccessoryStatus]) -> [(topic: String, payload: JSONValue)] {
+        var messages = [discovery.bridgeDevice()]
+        for status in statuses {
+            let (key, parts) = record(status)
+            published[status.accessory.id] = key
+            messages.append(discovery.accessoryDevice(status, batteryParts: parts))
+        }
+        return messages
+    }
+
+    /// Forgets the accessory; returns the topic to clear with an empty retained payload.
+    public mutating func removed(_ id: BluetoothAddress) -> String {
+        published[id] = nil
+        batteryParts[id] = nil
+        return discovery.removal(of: id)
+    }
+
+    /// The key with the sticky battery parts, after adding the status's parts to them.
+    private mutating func record(_ status: AccessoryStatus) -> (HomeAssistantDiscoveryKey, Set<HomeAssistantBatteryPart>) {
+        var key = discovery.discoveryKey(status)
+        let parts = batteryParts[status.accessory.id, default: []].union(key.batteryParts)
+        batteryParts[status.accessory.id] = parts
+        key.batteryParts = parts
+        return (key, parts)
+    }
+}

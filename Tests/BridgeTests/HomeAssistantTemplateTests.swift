@@ -1,0 +1,162 @@
+import AccessoryKit
+import Foundation
+import Testing
+import TestSupport
+@testable import Bridge
+
+private typealias F = HomeAssistantFixtures
+
+/// Renders every template of the discovery payloads with Jinja2 (the engine Home Assistant's
+/// templates run on, in its sandbox) against the payloads the bridge really publishes, and
+/// checks what Home Assistant would receive. Skipped where python3-jinja2 is not installed.
+@Suite(.enabled(if: jinjaAvailable, "needs python3 with jinja2"))
+struct HomeAssistantTemplateTests {
+
+    /// Renders `(template, payload)` pairs; `value_json` is the parsed payload, as in Home Assistant.
+    static func render(_ cases: [(template: String, payload: JSONValue)]) throws -> [String] {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-ha-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let input = directory.appendingPathComponent("cases.json")
+        let output = directory.appendingPathComponent("rendered.json")
+        let script = directory.appendingPathComponent("render.py")
+        let list = JSONValue.array(cases.map { ["template": .string($0.template), "payload": .string($0.payload.serialized)] })
+        try Data(list.bytes).write(to: input)
+        try Data("""
+            import json, sys
+            from jinja2.sandbox import ImmutableSandboxedEnvironment
+            env = ImmutableSandboxedEnvironment()
+            env.policies["json.dumps_kwargs"] = {"sort_keys": False}
+            out = []
+            for case in json.load(open(sys.argv[1])):
+                payload = case["payload"]
+                try:
+                    out.append(env.from_string(case["template"]).render(value=payload, value_json=json.loads(payload)))
+                except Exception as error:
+                    out.append("TEMPLATE ERROR: %r" % error)
+            json.dump(out, open(sys.argv[2], "w"))
+            """.utf8).write(to: script)
+        let child = try ChildProcess(path: "/usr/bin/env", arguments: ["python3", script.path, input.path, output.path])
+        #expect(child.wait() == 0)
+        let rendered = try JSONParser.parse(Array(try Data(contentsOf: output)))
+        return (rendered.arrayValue ?? []).compactMap(\.stringValue)
+    }
+
+    /// Statuses covering nulls and every placement.
+    var statuses: [AccessoryStatus] {
+        var result = F.allStatuses
+        for placement in AccessoryControlDevice.Placement.allCases {
+            var status = F.fullStatus
+            status.registration?.configuration.devicePlacement = placement
+            status.worn = placement.isWorn
+            result.append(status)
+        }
+        var noBattery = F.fullStatus
+        noBattery.battery = nil
+        noBattery.rssi = nil
+        noBattery.worn = nil
+        noBattery.routes = []
+        result.append(noBattery)
+        return result
+    }
+
+    @Test func accessoryTemplatesYieldWhatHomeAssistantAccepts() throws {
+        let payloads = Payloads()
+        for status in statuses {
+            // Every battery part: entities stay when a level is missing (the tracker's sticky parts).
+            let (_, discovery) = F.discovery.accessoryDevice(status, batteryParts: Set(HomeAssistantBatteryPart.allCases))
+            let state = payloads.status(status)
+            guard case .object(let components)? = discovery["components"] else { Issue.record("no components"); continue }
+            let stateComponents = components.filter { $0.1["state_topic"]?.stringValue == F.discovery.topics.accessory(status.accessory.id) }
+            var cases: [(template: String, payload: JSONValue)] = stateComponents.map { ($0.1["value_template"]!.stringValue!, state) }
+            let attributeComponents = components.filter { $0.1["json_attributes_template"] != nil }
+            cases += attributeComponents.map { ($0.1["json_attributes_template"]!.stringValue!, state) }
+            let rendered = try Self.render(cases)
+            try #require(rendered.count == cases.count)
+
+            for ((id, component), output) in zip(stateComponents, rendered) {
+                #expect(!output.contains("TEMPLATE ERROR"), "\(id): \(output)")
+                let expected: String
+                switch id {
+                case "placement": expected = status.placement?.rawValue ?? "None"
+                case "worn": expected = status.worn.map { $0 ? "ON" : "OFF" } ?? "None"
+                case "primary_source": expected = status.registration?.configuration.primaryAudioSourceDeviceIdentifier?.description ?? "none"
+                case "secondary_source": expected = status.registration?.configuration.secondaryAudioSourceDeviceIdentifier?.description ?? "none"
+                case "routes": expected = String(status.routes.count)
+                case "registration": expected = status.registrationState
+                case "rssi": expected = status.rssi.map(String.init) ?? "None"
+                case "last_error": expected = status.lastError?.code.rawValue ?? "none"
+                case "battery": expected = status.battery?.main.map(String.init) ?? "None"
+                case "battery_left": expected = status.battery?.left.map(String.init) ?? "None"
+                case "battery_right": expected = status.battery?.right.map(String.init) ?? "None"
+                case "battery_case": expected = status.battery?.chargingCase.map(String.init) ?? "None"
+                default: expected = "unexpected component \(id)"
+                }
+                #expect(output == expected, "\(id) of \(status.accessory.displayName)")
+                // An enum sensor only ever gets one of its options, or None (unknown).
+                if let options = component["options"]?.arrayValue?.compactMap(\.stringValue) {
+                    #expect(options.contains(output) || output == "None", "\(id): \(output)")
+                }
+            }
+            for ((id, _), output) in zip(attributeComponents, rendered.dropFirst(stateComponents.count)) {
+                let attributes = try JSONParser.parse(output)
+                guard case .object = attributes else { Issue.record("\(id) attributes are not an object: \(output)"); continue }
+                if id == "routes" { #expect(attributes["routes"] == state["routes"]) }
+                if id == "last_error" {
+                    // No error: an empty object (JSONValue's nil literal is `null`, so spell it out).
+                    let lastError = state["last_error"] ?? .null
+                    #expect(attributes == (lastError.isNull ? .object([]) : lastError))
+                }
+            }
+        }
+    }
+
+    @Test func decisionTemplateYieldsAnEventObject() throws {
+        let (_, discovery) = F.discovery.accessoryDevice(F.fullStatus)
+        let event = try #require(discovery["components"]?["decision"])
+        let template = try #require(event["value_template"]?.stringValue)
+        let decisions = [
+            Decision(action: .route, accessory: F.budsID, source: F.phone, reason: .placement(.inEar), placement: .inEar),
+            Decision(action: .release, accessory: F.budsID, source: F.tv, reason: .unavailable, placement: nil),
+        ]
+        let payloads = Payloads(sourceNames: [F.phone: "Alice's \"iPhone\""])
+        let published = decisions.map { payloads.decision($0, at: Timestamp(milliseconds: 1_780_000_000_000)) }
+        let rendered = try Self.render(published.map { (template, $0) })
+        for (output, payload) in zip(rendered, published) {
+            let object = try JSONParser.parse(output)
+            #expect(object["event_type"] == payload["action"])
+            #expect(event["event_types"]?.arrayValue?.contains(try #require(object["event_type"])) == true)
+            for key in ["source", "source_name", "reason", "placement", "at"] { #expect(object[key] == payload[key], "\(key)") }
+        }
+    }
+
+    @Test func availabilityAndBridgeTemplates() throws {
+        let payloads = Payloads()
+        let (_, accessory) = F.discovery.accessoryDevice(F.fullStatus)
+        let availability = try #require(accessory["components"]?["rssi"]?["availability"]?.arrayValue)
+        let (_, bridge) = F.discovery.bridgeDevice()
+        let connection = try #require(bridge["components"]?["connection"])
+        let picker = try #require(bridge["components"]?["picker"])
+        var cases: [(template: String, payload: JSONValue)] = []
+        for entry in availability {
+            let template = try #require(entry["value_template"]?.stringValue)
+            cases += [(template, payloads.availability(true)), (template, payloads.availability(false))]
+        }
+        cases.append((try #require(connection["value_template"]?.stringValue), ["state": "offline"]))
+        cases.append((try #require(picker["value_template"]?.stringValue), payloads.picker(nil)))
+        cases.append((try #require(picker["json_attributes_template"]?.stringValue), payloads.picker(nil)))
+        let rendered = try Self.render(cases)
+        #expect(Array(rendered.prefix(4)) == ["online", "offline", "online", "offline"])
+        #expect(rendered[4] == connection["payload_off"]?.stringValue)
+        #expect(rendered[5] == "idle")
+        #expect(try JSONParser.parse(rendered[6])["candidates"] == [])
+    }
+}
+
+/// Whether the `python3` on PATH has Jinja2 (pip's Jinja2 or Debian's python3-jinja2).
+private let jinjaAvailable: Bool = {
+    guard let child = try? ChildProcess(path: "/usr/bin/env", arguments: ["python3", "-c", "import jinja2.sandbox"]) else {
+        return false
+    }
+    return child.wait() == 0
+}()
