@@ -46,11 +46,17 @@ extension BridgeRuntime {
             productOfAccessory[status.accessory.id] = status.accessory.product
             publishRetained(topics.accessory(status.accessory.id), payloads.status(status))
             accessoriesDirty = true
+            // Discovery only when what Home Assistant shows changed (name, capabilities,
+            // battery parts), not on every RSSI or placement change.
+            if let device = homeAssistant?.changed(status) { publishRetained(device.topic, device.payload) }
         case .accessoryRemoved(let id):
             productOfAccessory[id] = nil
             // An empty retained payload clears the topic on the broker.
             client.post(topic: topics.accessory(id), payload: [], qos: .atLeastOnce, retain: true)
             client.post(topic: topics.availability(id), payload: [], qos: .atLeastOnce, retain: true)
+            if let discoveryTopic = homeAssistant?.removed(id) {
+                client.post(topic: discoveryTopic, payload: [], qos: .atLeastOnce, retain: true)
+            }
             accessoriesDirty = true
         case .availabilityChanged(let id, let available):
             publishRetained(topics.availability(id), payloads.availability(available))
@@ -89,6 +95,10 @@ extension BridgeRuntime {
             publishRetained(topics.availability(status.accessory.id), payloads.availability(status.available))
         }
         publishAccessoryList()
+        if var tracker = homeAssistant {
+            for device in tracker.everything(engine.statuses) { publishRetained(device.topic, device.payload) }
+            homeAssistant = tracker
+        }
         for (source, accessory) in engine.routes.sorted(by: { $0.key < $1.key }) {
             let change = RouteChange(source: source, previous: .fallback, target: .accessory(accessory), reason: .startup)
             let name = engine.status(of: accessory)?.accessory.displayName

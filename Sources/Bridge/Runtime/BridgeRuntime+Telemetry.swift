@@ -10,8 +10,18 @@ extension BridgeRuntime {
             handleRequest(name: name, payload: message.payload)
         } else if let id = topics.accessoryID(inSetTopic: message.topic) {
             handleSet(id: id, payload: message.payload)
-        } else if configuration.homeAssistant.enabled && message.topic == configuration.homeAssistant.statusTopic {
-            if message.payloadString.lowercased() == "online" { publishEverything() }
+        } else if let discovery = homeAssistant?.discovery, message.topic == discovery.statusTopic {
+            // Home Assistant restarted: republish discovery and state after a short random
+            // delay, so a house full of bridges does not answer its birth message at once.
+            if discovery.isBirthMessage(message.payload) {
+                var generator = SystemRandomNumberGenerator()
+                let delay = discovery.republishDelay(using: &generator)
+                let sink = eventSink
+                Task {
+                    try? await Task.sleep(for: delay)
+                    sink.yield(.republish)
+                }
+            }
         } else {
             handleTelemetry(message)
         }

@@ -30,6 +30,8 @@ public final class BridgeRuntime {
     var productOfAccessory: [AccessoryKit.BluetoothAddress: String] = [:]
 
     var engine: BridgeEngine
+    /// Home Assistant discovery, when `homeassistant.enabled`.
+    var homeAssistant: HomeAssistantDiscoveryTracker?
     var gateways = GatewayTracker()
     var counters = RuntimeCounters()
     var rejectionLog = RateLimiter()
@@ -77,6 +79,8 @@ public final class BridgeRuntime {
             ($0.name, SightingDecoder($0.placementDecoder, descriptor: $0.product.descriptor))
         }, uniquingKeysWith: { first, _ in first })
         hardware = Dictionary(configuration.products.map { ($0.name, $0.product.hardware) }, uniquingKeysWith: { first, _ in first })
+        homeAssistant = configuration.homeAssistant.enabled
+            ? HomeAssistantDiscoveryTracker(discovery: HomeAssistantDiscovery(configuration: configuration)) : nil
         let restored = try store.load()
         engine = BridgeEngine(configuration: configuration.engine, restored: restored)
         startedAt = clock()
