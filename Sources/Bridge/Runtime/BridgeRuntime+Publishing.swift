@@ -114,9 +114,16 @@ extension BridgeRuntime {
             "errors": .int(counters.errors),
             "mqtt_reconnects": .int(statistics.reconnects),
             "accessories": .int(engine.accessories.count),
-            "registered": .int(engine.registry.registrations.count),
+            "registered": .int(registeredCount),
             "at": .string(ISO8601.string(now)),
         ]
+    }
+
+    /// Registrations of accessories the session still knows. The engine keeps a removed
+    /// accessory's registration (invalidated) in memory, but it is gone from storage, so it
+    /// must not be counted: the number would change across a restart.
+    var registeredCount: Int {
+        engine.registry.registrations.keys.count { engine.status(of: $0) != nil }
     }
 
     func publishHealth() {
@@ -131,7 +138,7 @@ extension BridgeRuntime {
             "session": .string(engine.session.state == .invalidated ? "invalidated" : "activated"),
             "products": .array(configuration.products.map { .string($0.name) }),
             "accessories": .int(engine.accessories.count),
-            "registered": .int(engine.registry.registrations.count),
+            "registered": .int(registeredCount),
             "gateways": .int(configuration.gateways.count),
             "config": summary,
         ])
