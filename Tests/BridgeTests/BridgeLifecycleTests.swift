@@ -34,6 +34,7 @@ struct BridgeLifecycleTests {
             #expect(late.messages(on: topic).first?.retain == true, "\(topic) is retained")
         }
         #expect(late.messages(on: "aabridge/bridge/state").last?.payloadString == #"{"state":"online"}"#)
+        #expect(late.messages(on: "aabridge/bridge/state").last?.qos == .atLeastOnce, "bridge/state is QoS 1")
 
         let info = try #require(late.json(on: "aabridge/bridge/info").last)
         #expect(info["base_topic"] == "aabridge")
@@ -119,6 +120,11 @@ struct BridgeLifecycleTests {
             #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching","placement"],"placement":"onHead","primary_source":"\#(Fixture.phone)""#)
         #expect(registered["status"] == "ok")
         #expect(try await observer.request("accessory/rename", #""id":"\#(Fixture.speaker)","name":"Den Speaker""#)["status"] == "ok")
+        // A live route: the AirPods worn with the phone connected.
+        let telemetry = "aabridge/telemetry/livingroom/\(Fixture.airPodsTopic)"
+        try await observer.publish(telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
+        try await observer.publish(telemetry, #"{"placement":"inEar"}"#)
+        await observer.waitFor("aabridge/source/\(Fixture.phoneTopic)/route") { $0["target"] == .string(Fixture.airPods) }
         #expect(await first.stop() == 0)
         await observer.disconnect()
 
@@ -144,6 +150,11 @@ struct BridgeLifecycleTests {
         #expect(late.messages(on: "aabridge/accessory/\(Fixture.headphonesTopic)").first?.retain == true)
         #expect(!watcher.eventTypes.contains("migrationComplete"), "migration runs once: \(watcher.eventTypes)")
         #expect(watcher.eventTypes.first == "activated")
+        // The route is restored and published again.
+        let route = await watcher.waitFor("aabridge/source/\(Fixture.phoneTopic)/route")
+        #expect(route?["target"] == .string(Fixture.airPods))
+        #expect(route?["reason"] == "startup")
+        await watcher.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["placement"] == "inEar" && $0["routes"] == [.string(Fixture.phone)] }
         #expect(await second.stop() == 0)
         await late.disconnect()
         await watcher.disconnect()

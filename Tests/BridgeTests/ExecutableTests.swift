@@ -123,6 +123,8 @@ struct ExecutableTests {
         }
         #expect(someAcknowledged)
         bridge.stop(signal: SIGKILL)
+        // The broker publishes the bridge's will for it.
+        await observer.waitFor("aabridge/bridge/state", timeout: .seconds(5)) { $0["state"] == "offline" }
         await burst.value
         try await Task.sleep(for: .milliseconds(200))
         let acknowledged = observer.json(on: "aabridge/bridge/response/accessory/register")

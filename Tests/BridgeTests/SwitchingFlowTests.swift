@@ -63,14 +63,16 @@ struct SwitchingFlowTests {
 
     @Test("debounce: a flap inside the window gives no decision; a steady change gives one after the window")
     func debounce() async throws {
-        try await withBridge(debounceMilliseconds: 300) { _, observer async throws in
+        try await withBridge(debounceMilliseconds: 500) { _, observer async throws in
             try await observer.publish(Self.telemetry, #"{"rssi":-61,"source_connected":"\#(Fixture.phone)"}"#)
             await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["primary_source"] == .string(Fixture.phone) }
 
             // inEar and straight back to offHead (the committed value): cancelled.
-            try await observer.publish(Self.telemetry, #"{"placement":"inEar"}"#)
-            try await observer.publish(Self.telemetry, #"{"placement":"offHead"}"#)
-            try await Task.sleep(for: .milliseconds(800))
+            // Queued back to back (not waiting for each PUBACK) so that a loaded machine cannot
+            // stretch the flap beyond the window.
+            observer.client.post(topic: Self.telemetry, payload: Array(#"{"placement":"inEar"}"#.utf8), qos: .atLeastOnce)
+            observer.client.post(topic: Self.telemetry, payload: Array(#"{"placement":"offHead"}"#.utf8), qos: .atLeastOnce)
+            try await Task.sleep(for: .milliseconds(1_000))
             #expect(observer.messages(on: Self.decision).isEmpty, "\(observer.messages(on: Self.decision).map(\.payloadString))")
             #expect(observer.json(on: "aabridge/accessory/\(Fixture.airPodsTopic)").allSatisfy { $0["placement"] == "offHead" })
 
@@ -80,7 +82,7 @@ struct SwitchingFlowTests {
             let routed = await observer.waitFor(Self.decision) { $0["action"] == "route" }
             let elapsed = ContinuousClock.now - sent
             #expect(routed?["reason"] == "placement:inEar")
-            #expect(elapsed >= .milliseconds(250), "committed after the debounce window, not at once (\(elapsed))")
+            #expect(elapsed >= .milliseconds(450), "committed after the debounce window, not at once (\(elapsed))")
             #expect(observer.messages(on: Self.decision).count == 1)
         }
     }
