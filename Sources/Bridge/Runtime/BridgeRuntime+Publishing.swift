@@ -45,15 +45,19 @@ extension BridgeRuntime {
         case .accessoryChanged(let status):
             productOfAccessory[status.accessory.id] = status.accessory.product
             publishRetained(topics.accessory(status.accessory.id), payloads.status(status))
+            if publishedAvailability[status.accessory.id] == nil {
+                publishAvailability(status.accessory.id, status.available)
+            }
             accessoriesDirty = true
         case .accessoryRemoved(let id):
             productOfAccessory[id] = nil
+            publishedAvailability[id] = nil
             // An empty retained payload clears the topic on the broker.
             client.post(topic: topics.accessory(id), payload: [], qos: .atLeastOnce, retain: true)
             client.post(topic: topics.availability(id), payload: [], qos: .atLeastOnce, retain: true)
             accessoriesDirty = true
         case .availabilityChanged(let id, let available):
-            publishRetained(topics.availability(id), payloads.availability(available))
+            publishAvailability(id, available)
         case .registrationChanged:
             // The accessory's state object (accessoryChanged) carries the registration.
             accessoriesDirty = true
@@ -71,6 +75,11 @@ extension BridgeRuntime {
         }
     }
 
+    func publishAvailability(_ id: AccessoryKit.BluetoothAddress, _ available: Bool) {
+        publishedAvailability[id] = available
+        publishRetained(topics.availability(id), payloads.availability(available))
+    }
+
     func publishRetained(_ topic: String, _ payload: JSONValue) {
         client.post(topic: topic, payload: payload.bytes, qos: .atLeastOnce, retain: true)
     }
@@ -86,7 +95,7 @@ extension BridgeRuntime {
         publishRetained(topics.bridgePicker, payloads.picker(engine.picker))
         for status in engine.statuses {
             publishRetained(topics.accessory(status.accessory.id), payloads.status(status))
-            publishRetained(topics.availability(status.accessory.id), payloads.availability(status.available))
+            publishAvailability(status.accessory.id, status.available)
         }
         publishAccessoryList()
         for (source, accessory) in engine.routes.sorted(by: { $0.key < $1.key }) {
