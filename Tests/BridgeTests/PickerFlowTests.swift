@@ -60,6 +60,8 @@ struct PickerFlowTests {
             #expect(state?["capabilities"] == ["audioSwitching", "placement"])
             let current = try await observer.request("accessory/current", #""id":"\#(Fixture.advertisementID)""#)
             #expect(current["data"]?["configuration"]?["capabilities"] == ["audioSwitching", "placement"])
+            // It was just heard: its availability topic says online (HA's availability needs it).
+            await observer.waitFor("\(topic)/availability") { $0 == ["state": "online"] }
             let accessories = await observer.waitFor("aabridge/bridge/accessories") { ($0.arrayValue?.count ?? 0) == 4 }
             #expect(accessories?.arrayValue?.compactMap { $0["id"]?.stringValue }.contains(Fixture.advertisementID) == true)
 
