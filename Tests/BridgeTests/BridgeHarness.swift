@@ -123,7 +123,7 @@ final class BridgeHarness {
     ///   - mqttExtra: extra lines for the `mqtt:` section (credentials).
     ///   - debounceMilliseconds: `switching.placement_debounce_ms`.
     init(broker: MosquittoBroker? = nil, directory: URL? = nil, mqttExtra: String = "",
-         debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120) throws {
+         debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60) throws {
         self.broker = try broker ?? MosquittoBroker()
         if let directory {
             self.directory = directory
@@ -132,12 +132,13 @@ final class BridgeHarness {
             try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         }
         yaml = Self.yaml(server: self.broker.url, database: self.directory.appendingPathComponent("aabridge.sqlite3").path,
-                         mqttExtra: mqttExtra, debounce: debounceMilliseconds, availability: availabilityTimeoutSeconds)
+                         mqttExtra: mqttExtra, debounce: debounceMilliseconds, availability: availabilityTimeoutSeconds,
+                         health: healthIntervalSeconds)
         configuration = try ConfigurationTestSupport.load(yaml)
     }
 
     static func yaml(server: String, database: String, mqttExtra: String = "", debounce: Int = 0,
-                     availability: Int = 120) -> String {
+                     availability: Int = 120, health: Int = 60) -> String {
         """
         mqtt:
           server: \(server)
@@ -151,7 +152,7 @@ final class BridgeHarness {
         storage:
           path: \(database)
         health:
-          interval_s: 60
+          interval_s: \(health)
         log:
           level: error
         setup:
@@ -240,10 +241,11 @@ final class BridgeHarness {
 }
 
 /// Starts a bridge with a fresh broker and observer, runs `body`, then stops everything.
-func withBridge(debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120,
+func withBridge(debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60,
                 _ body: (BridgeHarness, Observer) async throws -> Void) async throws {
     let harness = try BridgeHarness(debounceMilliseconds: debounceMilliseconds,
-                                    availabilityTimeoutSeconds: availabilityTimeoutSeconds)
+                                    availabilityTimeoutSeconds: availabilityTimeoutSeconds,
+                                    healthIntervalSeconds: healthIntervalSeconds)
     defer { harness.removeDirectory() }
     let observer = try await Observer(broker: harness.broker)
     try await harness.start(observer: observer)

@@ -190,4 +190,20 @@ struct BridgeLifecycleTests {
         #expect(await harness.stop() == 0)
         await fresh.disconnect()
     }
+
+    @Test("bridge/health is published every health.interval_s, retained, with growing counters")
+    func periodicHealth() async throws {
+        try await withBridge(healthIntervalSeconds: 1) { _, observer async throws in
+            let initial = observer.messages(on: "aabridge/bridge/health").count
+            try await observer.publish("aabridge/bridge/request/health", "{}")
+            let periodic = await observer.messages.wait(timeout: .seconds(4)) { elements in
+                elements.filter { $0.topic == "aabridge/bridge/health" }.count >= initial + 2
+            }
+            #expect(periodic, "two more health messages within ~2 s at interval_s 1")
+            let last = try #require(observer.json(on: "aabridge/bridge/health").last)
+            #expect((last["uptime_s"]?.intValue ?? 0) >= 1)
+            #expect((last["messages_in"]?.intValue ?? 0) >= 1)
+            #expect((last["rss_bytes"]?.intValue ?? 0) > 1_000_000)
+        }
+    }
 }

@@ -61,6 +61,23 @@ struct ExecutableTests {
         }
     }
 
+    @Test("aabridge run with an invalid configuration exits 2 and starts nothing")
+    func runRefuses() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("bad.yaml")
+        let database = directory.appendingPathComponent("never.sqlite3")
+        let yaml = BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database.path)
+            .replacingOccurrences(of: "placement_debounce_ms: 0", with: "placement_debounce_ms: -1")
+        try yaml.write(to: config, atomically: true, encoding: .utf8)
+        let output = directory.appendingPathComponent("output.txt").path
+        let process = try ChildProcess(path: try Self.executable, arguments: ["run", "--config", config.path], output: output)
+        #expect(process.wait() == 2)
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        #expect(text.contains("switching.placement_debounce_ms"), "\(text)")
+        #expect(!FileManager.default.fileExists(atPath: database.path), "no database created")
+    }
+
     @Test("aabridge validate: exit 0 for the test configuration")
     func validateAccepts() async throws {
         let directory = try Self.temporaryDirectory()
