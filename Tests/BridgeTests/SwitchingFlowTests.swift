@@ -114,4 +114,69 @@ struct SwitchingFlowTests {
             await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["primary_source"] == .null }
         }
     }
+
+    @Test("Apple proximity-pairing advertisements (real vectors) drive placement: in ear routes, in the case releases")
+    func appleProximityPlacement() async throws {
+        try await withBridge { _, observer async throws in
+            // The fixtures' two real AirPods Pro vectors, as if broadcast by Alice's AirPods.
+            let inEar = try JSONParser.parse(try Fixture.gatewayPayload(topic: "home/gw1/BTtoMQTT/F1E2D3C4B5A6"))["manufacturerdata"]?.stringValue
+            let inCase = try JSONParser.parse(try Fixture.gatewayPayload(topic: "home/gw1/BTtoMQTT/F1E2D3C4B5A7"))["manufacturerdata"]?.stringValue
+            let topic = "home/gw1/BTtoMQTT/\(Fixture.airPodsTopic)"
+            func advertisement(_ data: String?) -> String {
+                #"{"id":"\#(Fixture.airPods)","mac_type":1,"manufacturerdata":"\#(data ?? "")","rssi":-48}"#
+            }
+            try await observer.publish("aabridge/accessory/\(Fixture.airPodsTopic)/set", #"{"source_connected":"\#(Fixture.phone)"}"#)
+            try await observer.publish(topic, advertisement(inEar))
+            let routed = await observer.waitFor(Self.decision) { $0["action"] == "route" }
+            #expect(routed?["reason"] == "placement:inEar")
+            let state = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["placement"] == "inEar" }
+            #expect(state?["worn"] == true)
+            #expect(state?["gateway"] == "gw1")
+            #expect(state?["rssi"] == -48)
+            #expect(state?["battery"] != .null, "the proximity message carries battery levels")
+
+            // The same status again: no update, no decision.
+            try await observer.publish(topic, advertisement(inEar))
+            try await observer.publish(topic, advertisement(inCase))
+            let released = await observer.waitFor(Self.decision) { $0["action"] == "release" }
+            #expect(released?["reason"] == "placement:offHead")
+            #expect(observer.messages(on: Self.decision).count == 2)
+            await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["placement"] == "offHead" && $0["worn"] == false }
+        }
+    }
+
+    @Test("preferred_source moves a source to the front: primary/secondary follow, the route follows")
+    func preferredSource() async throws {
+        try await withBridge { _, observer async throws in
+            let set = "aabridge/accessory/\(Fixture.airPodsTopic)/set"
+            try await observer.publish(Self.telemetry, #"{"sources":["\#(Fixture.phone)","\#(Fixture.laptop)"]}"#)
+            try await observer.publish(Self.telemetry, #"{"placement":"inEar"}"#)
+            await observer.waitFor(Self.route) { $0["target"] == .string(Fixture.airPods) }
+            try await observer.publish(set, #"{"preferred_source":"\#(Fixture.laptop)"}"#)
+            let state = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["primary_source"] == .string(Fixture.laptop) }
+            #expect(state?["secondary_source"] == .string(Fixture.phone))
+            let current = try await observer.request("accessory/current", #""id":"\#(Fixture.airPods)""#)
+            #expect(current["data"]?["configuration"]?["primary_source"] == .string(Fixture.laptop))
+            #expect(current["data"]?["configuration"]?["secondary_source"] == .string(Fixture.phone))
+            // An unknown source has no name.
+            let laptopRoute = await observer.waitFor("aabridge/source/665544332211/route") { $0["target"] == .string(Fixture.airPods) }
+            #expect(laptopRoute?["name"] == .null)
+        }
+    }
+
+    @Test("/set for an accessory that is not registered: invalidRequest (operation update), nothing changes")
+    func setUnregistered() async throws {
+        try await withBridge { _, observer async throws in
+            try await observer.publish("aabridge/accessory/\(Fixture.headphonesTopic)/set", #"{"placement":"onHead"}"#)
+            let error = await observer.waitFor("aabridge/accessory/\(Fixture.headphonesTopic)/error")
+            #expect(error?["code"] == "invalidRequest")
+            #expect(error?["operation"] == "update")
+            #expect(observer.json(on: "aabridge/accessory/\(Fixture.headphonesTopic)").allSatisfy { $0["placement"] == .null })
+            // /set for an id the bridge does not know: counted, no error topic invented for it.
+            try await observer.publish("aabridge/accessory/0A0B0C0D0E0F/set", #"{"placement":"onHead"}"#)
+            let health = try await observer.request("health")
+            #expect(health["data"]?["telemetry_rejected"] == 1)
+            #expect(observer.messages(on: "aabridge/accessory/0A0B0C0D0E0F/error").isEmpty)
+        }
+    }
 }
