@@ -143,6 +143,9 @@ struct RegistrationFlowTests {
             #expect(error?["operation"] == "register")
             let current = try await observer.request("accessory/current", #""id":"\#(Fixture.headphones)""#)
             #expect(current["error"]?["code"] == "invalidRequest", "still not registered")
+            let errors = observer.json(on: "aabridge/accessory/\(Fixture.headphonesTopic)/error")
+            #expect(errors.filter { $0["operation"] == "register" }.count == 1,
+                    "one refusal, one error message: \(errors.map(\.serialized))")
             #expect(observer.json(on: "aabridge/accessory/\(Fixture.headphonesTopic)").allSatisfy { $0["registration"] == "none" })
         }
     }
