@@ -53,6 +53,20 @@ struct RegistrationFlowTests {
         }
     }
 
+    @Test("one refused request is one error in health, though it is both answered and published on accessory/<ID>/error")
+    func errorCountedOnce() async throws {
+        try await withBridge { _, observer async throws in
+            let before = try await observer.request("health")["data"]?["errors"]?.intValue
+            #expect(before == 0)
+            let refused = try await observer.request("accessory/register",
+                #""id":"\#(Fixture.speaker)","capabilities":["placement"]"#)
+            #expect(refused["error"]?["code"] == "accessoryNotCapable")
+            await observer.waitFor("aabridge/accessory/\(Fixture.speakerTopic)/error")
+            let after = try await observer.request("health")["data"]?["errors"]?.intValue
+            #expect(after == 1)
+        }
+    }
+
     @Test("register: data is the configuration; the accessory topic shows it; registering again replaces it")
     func register() async throws {
         try await withBridge { _, observer async throws in
