@@ -191,6 +191,10 @@ final class BridgeHarness {
             format: openmqttgateway
           - name: native
             format: native
+          - name: esp
+            format: espresense
+          - name: tasmota
+            format: tasmota
         accessories:
           - id: "\(Fixture.airPods)"
             name: Alice's AirPods

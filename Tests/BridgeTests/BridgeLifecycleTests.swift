@@ -42,7 +42,7 @@ struct BridgeLifecycleTests {
         #expect(info["products"] == ["AirPods Pro", "Acme Studio Headphones", "Acme Speaker"])
         #expect(info["accessories"] == 3)
         #expect(info["registered"] == 1, "the migrated AirPods are auto-registered")
-        #expect(info["gateways"] == 2)
+        #expect(info["gateways"] == 4, "configured gateways")
         #expect(info["version"]?.stringValue?.isEmpty == false)
         guard case .object? = info["config"] else {
             Issue.record("info.config is not an object: \(info)")
