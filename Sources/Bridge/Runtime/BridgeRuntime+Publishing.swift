@@ -45,12 +45,16 @@ extension BridgeRuntime {
         case .accessoryChanged(let status):
             productOfAccessory[status.accessory.id] = status.accessory.product
             publishRetained(topics.accessory(status.accessory.id), payloads.status(status))
+            if publishedAvailability[status.accessory.id] == nil {
+                publishAvailability(status.accessory.id, status.available)
+            }
             accessoriesDirty = true
             // Discovery only when what Home Assistant shows changed (name, capabilities,
             // battery parts), not on every RSSI or placement change.
             if let device = homeAssistant?.changed(status) { publishRetained(device.topic, device.payload) }
         case .accessoryRemoved(let id):
             productOfAccessory[id] = nil
+            publishedAvailability[id] = nil
             // An empty retained payload clears the topic on the broker.
             client.post(topic: topics.accessory(id), payload: [], qos: .atLeastOnce, retain: true)
             client.post(topic: topics.availability(id), payload: [], qos: .atLeastOnce, retain: true)
@@ -59,7 +63,7 @@ extension BridgeRuntime {
             }
             accessoriesDirty = true
         case .availabilityChanged(let id, let available):
-            publishRetained(topics.availability(id), payloads.availability(available))
+            publishAvailability(id, available)
         case .registrationChanged:
             // The accessory's state object (accessoryChanged) carries the registration.
             accessoriesDirty = true
@@ -77,6 +81,11 @@ extension BridgeRuntime {
         }
     }
 
+    func publishAvailability(_ id: AccessoryKit.BluetoothAddress, _ available: Bool) {
+        publishedAvailability[id] = available
+        publishRetained(topics.availability(id), payloads.availability(available))
+    }
+
     func publishRetained(_ topic: String, _ payload: JSONValue) {
         client.post(topic: topic, payload: payload.bytes, qos: .atLeastOnce, retain: true)
     }
@@ -92,7 +101,7 @@ extension BridgeRuntime {
         publishRetained(topics.bridgePicker, payloads.picker(engine.picker))
         for status in engine.statuses {
             publishRetained(topics.accessory(status.accessory.id), payloads.status(status))
-            publishRetained(topics.availability(status.accessory.id), payloads.availability(status.available))
+            publishAvailability(status.accessory.id, status.available)
         }
         publishAccessoryList()
         if var tracker = homeAssistant {
@@ -124,9 +133,16 @@ extension BridgeRuntime {
             "errors": .int(counters.errors),
             "mqtt_reconnects": .int(statistics.reconnects),
             "accessories": .int(engine.accessories.count),
-            "registered": .int(engine.registry.registrations.count),
+            "registered": .int(registeredCount),
             "at": .string(ISO8601.string(now)),
         ]
+    }
+
+    /// Registrations of accessories the session still knows. The engine keeps a removed
+    /// accessory's registration (invalidated) in memory, but it is gone from storage, so it
+    /// must not be counted: the number would change across a restart.
+    var registeredCount: Int {
+        engine.registry.registrations.keys.count { engine.status(of: $0) != nil }
     }
 
     func publishHealth() {
@@ -141,7 +157,7 @@ extension BridgeRuntime {
             "session": .string(engine.session.state == .invalidated ? "invalidated" : "activated"),
             "products": .array(configuration.products.map { .string($0.name) }),
             "accessories": .int(engine.accessories.count),
-            "registered": .int(engine.registry.registrations.count),
+            "registered": .int(registeredCount),
             "gateways": .int(configuration.gateways.count),
             "config": summary,
         ])

@@ -32,7 +32,10 @@ extension BridgeRuntime {
             engine = candidate
             publish(step.outputs, at: now)
             if accessoriesDirty { publishAccessoryList() }
-            respond(name, result(step.result), transaction: transaction)
+            // An AccessoryControlDevice failure is also among the outputs (accessory/<ID>/error),
+            // where publishing it counted it already: one error, counted once.
+            let counted = step.outputs.contains { if case .accessoryError = $0 { true } else { false } }
+            respond(name, result(step.result), transaction: transaction, countError: !counted)
         }
     }
 
@@ -48,9 +51,10 @@ extension BridgeRuntime {
         }
     }
 
-    func respond(_ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?) {
+    func respond(_ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?,
+                 countError: Bool = true) {
         if case .failure(let error) = result {
-            counters.errors += 1
+            if countError { counters.errors += 1 }
             logger.debug("request \(name) failed: \(error.code): \(error.message)")
         }
         client.post(topic: topics.response(name), payload: payloads.response(result, transaction: transaction).bytes, qos: .atLeastOnce)

@@ -37,11 +37,9 @@ extension BridgeRuntime {
         }
         if let parsed = try? JSONParser.parse(payload), parsed["capabilities"] != nil {
             // Registering is the container role's business (bridge/request/accessory/register).
+            // The engine refuses it and emits the accessory error itself among the outputs.
             let step = engine.handle(.request(.register(id, RegistrationRequest(capabilities: [])), role: .extension), at: now)
             commitAndPublish(step.outputs, at: now, context: "set")
-            if case .failure(let error)? = step.result, case .accessoryControl(let controlError) = error {
-                publish(.accessoryError(id, controlError), at: now)
-            }
             return
         }
         switch AccessoryReportParser.parse(payload, accessory: Telemetry.BluetoothAddress(id), gateway: nil, receivedAt: now.milliseconds) {

@@ -36,6 +36,9 @@ public final class BridgeRuntime {
     var counters = RuntimeCounters()
     var rejectionLog = RateLimiter()
     var accessoriesDirty = false
+    /// The availability last published per accessory: the engine reports only changes, so an
+    /// accessory added while the bridge runs would otherwise have no availability topic.
+    var publishedAvailability: [AccessoryKit.BluetoothAddress: Bool] = [:]
     let startedAt: Timestamp
     var lastHealth: Timestamp
     var events: AsyncStream<RuntimeEvent>

@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+@testable import Bridge
+import MQTT
+import Storage
+import TestSupport
+
+/// The real `aabridge` executable as a child process: `validate`, and `run` killed with SIGKILL.
+@Suite("aabridge executable")
+struct ExecutableTests {
+    /// `.build/debug/aabridge`, built by `swift build --build-tests`.
+    static var executable: String {
+        get throws {
+            let path = ConfigurationTestSupport.repositoryFile(".build/debug/aabridge")
+            guard FileManager.default.isExecutableFile(atPath: path) else {
+                throw BrokerError("\(path) is missing: run `swift build --build-tests` first")
+            }
+            return path
+        }
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-exe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    struct BadConfiguration: Sendable, CustomStringConvertible {
+        let yaml: String
+        let paths: [String]
+        let description: String
+    }
+
+    static let badConfigurations: [BadConfiguration] = [
+        BadConfiguration(yaml: ConfigurationTestSupport.validBase.replacingOccurrences(
+            of: #"bluetooth_manufacturer_data_mask: "ffff""#, with: #"bluetooth_manufacturer_data_mask: "ffffff""#),
+            paths: ["products[0].descriptor.bluetooth_manufacturer_data_mask"], description: "mask length"),
+        BadConfiguration(yaml: ConfigurationTestSupport.validBase + """
+            mqtt:
+              keepalive: soon
+            switching:
+              placement_debounce_ms: -5
+
+            """, paths: ["mqtt.keepalive", "switching.placement_debounce_ms"], description: "two errors at once"),
+        BadConfiguration(yaml: "products: [\n", paths: [], description: "not YAML"),
+    ]
+
+    @Test("aabridge validate: exit 2 for a bad configuration, and the output names the key path", arguments: badConfigurations)
+    func validateRefuses(_ bad: BadConfiguration) async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("bad.yaml")
+        try bad.yaml.write(to: config, atomically: true, encoding: .utf8)
+        let output = directory.appendingPathComponent("output.txt").path
+        let process = try ChildProcess(path: try Self.executable, arguments: ["validate", "--config", config.path], output: output)
+        #expect(process.wait() == 2)
+        let text = try String(contentsOfFile: output, encoding: .utf8)
+        #expect(!text.isEmpty)
+        for path in bad.paths {
+            #expect(text.contains(path), "output names \(path):\n\(text)")
+        }
+    }
+
+    @Test("aabridge run with an invalid configuration exits 2 and starts nothing")
+    func runRefuses() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("bad.yaml")
+        let database = directory.appendingPathComponent("never.sqlite3")
+        let yaml = BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database.path)
+            .replacingOccurrences(of: "placement_debounce_ms: 0", with: "placement_debounce_ms: -1")
+        try yaml.write(to: config, atomically: true, encoding: .utf8)
+        let output = directory.appendingPathComponent("output.txt").path
+        let process = try ChildProcess(path: try Self.executable, arguments: ["run", "--config", config.path], output: output)
+        #expect(process.wait() == 2)
+        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        #expect(text.contains("switching.placement_debounce_ms"), "\(text)")
+        #expect(!FileManager.default.fileExists(atPath: database.path), "no database created")
+    }
+
+    @Test("aabridge validate: exit 0 for the test configuration")
+    func validateAccepts() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let config = directory.appendingPathComponent("good.yaml")
+        try BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: directory.appendingPathComponent("db").path)
+            .write(to: config, atomically: true, encoding: .utf8)
+        let output = directory.appendingPathComponent("output.txt").path
+        let process = try ChildProcess(path: try Self.executable, arguments: ["validate", "--config", config.path], output: output)
+        #expect(process.wait() == 0, "\((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
+    }
+
+    /// A configuration with `count` migrated, unregistered headphones (ids 0A:00:00:00:00:nn).
+    static func burstConfiguration(server: String, database: String, count: Int) -> (yaml: String, ids: [String]) {
+        let ids = (0..<count).map { String(format: "0A:00:00:00:%02X:%02X", $0 / 256, $0 % 256) }
+        let accessories = ids.enumerated().map { index, id in
+            "  - id: \"\(id)\"\n    name: Headphones \(index)\n    product: Acme Studio Headphones\n"
+        }.joined()
+        let base = BridgeHarness.yaml(server: server, database: database)
+        // Swap the harness's three migrated accessories for the burst's.
+        let head = base.components(separatedBy: "accessories:\n").first ?? base
+        let tail = base.components(separatedBy: "sources:\n").last ?? ""
+        return (head + "accessories:\n" + accessories + "sources:\n" + tail, ids)
+    }
+
+    @Test("kill -9 during a burst of registrations: every acknowledged registration survives, the database is sound")
+    func killDuringRegistrationBurst() async throws {
+        let executable = try Self.executable
+        let broker = try MosquittoBroker()
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("aabridge.sqlite3").path
+        let (yaml, ids) = Self.burstConfiguration(server: broker.url, database: database, count: 120)
+        let config = directory.appendingPathComponent("aabridge.yaml")
+        try yaml.write(to: config, atomically: true, encoding: .utf8)
+        let log = directory.appendingPathComponent("bridge.log").path
+
+        let observer = try await Observer(broker: broker)
+        let bridge = try ChildProcess(path: executable, arguments: ["run", "--config", config.path], output: log)
+        let online = await observer.messages.wait(timeout: .seconds(8)) { elements in
+            elements.contains { $0.topic == "aabridge/bridge/state" && $0.payloadString == #"{"state":"online"}"# }
+        }
+        guard online else {
+            bridge.stop(signal: SIGKILL)
+            Issue.record("the bridge did not come online:\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+            return
+        }
+
+        // The burst: every accessory registered with its own primary source, without waiting.
+        func source(_ index: Int) -> String { String(format: "22:00:00:00:%02X:%02X", index / 256, index % 256) }
+        let burst = Task {
+            for (index, id) in ids.enumerated() {
+                try? await observer.publish("aabridge/bridge/request/accessory/register",
+                    #"{"id":"\#(id)","capabilities":["audioSwitching","placement"],"placement":"onHead","primary_source":"\#(source(index))","transaction":\#(index)}"#)
+            }
+        }
+        // Kill it once some registrations are acknowledged and others are still in flight.
+        let someAcknowledged = await observer.messages.wait(timeout: .seconds(8)) { elements in
+            elements.filter { $0.topic == "aabridge/bridge/response/accessory/register" }.count >= 20
+        }
+        #expect(someAcknowledged)
+        bridge.stop(signal: SIGKILL)
+        // The broker publishes the bridge's will for it.
+        await observer.waitFor("aabridge/bridge/state", timeout: .seconds(5)) { $0["state"] == "offline" }
+        await burst.value
+        try await Task.sleep(for: .milliseconds(200))
+        let acknowledged = observer.json(on: "aabridge/bridge/response/accessory/register")
+            .filter { $0["status"] == "ok" }.compactMap { $0["transaction"]?.intValue }
+        #expect(acknowledged.count >= 20)
+        #expect(acknowledged.count < ids.count, "the kill came before the burst ended (\(acknowledged.count) acknowledged)")
+        await observer.disconnect()
+
+        // Restart on the same database and broker; a fresh subscriber checks the state.
+        let watcher = try await Observer(broker: broker)
+        let restarted = try ChildProcess(path: executable, arguments: ["run", "--config", config.path], output: log)
+        defer { restarted.stop(signal: SIGKILL) }
+        let back = await watcher.messages.wait(timeout: .seconds(8)) { elements in
+            elements.contains { $0.topic == "aabridge/bridge/state" && $0.payloadString == #"{"state":"online"}"# }
+                && elements.contains { $0.topic == "aabridge/bridge/info" && $0.payloadString.contains(#""session":"activated""#) }
+        }
+        #expect(back, "restarted bridge online:\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        for index in acknowledged {
+            let current = try await watcher.request("accessory/current", #""id":"\#(ids[index])""#)
+            #expect(current["status"] == "ok", "acknowledged registration \(index) lost: \(current.serialized)")
+            #expect(current["data"]?["configuration"]?["primary_source"] == .string(source(index)))
+            #expect(current["data"]?["configuration"]?["placement"] == "onHead")
+        }
+        let states = watcher.messages.elements.filter { $0.topic.hasPrefix("aabridge/accessory/0A") && $0.topic.split(separator: "/").count == 3 }
+        let registered = Set(states.compactMap { message -> String? in
+            let value = try? JSONParser.parse(message.payload)
+            return value?["registration"] == "active" ? value?["id"]?.stringValue : nil
+        })
+        for index in acknowledged {
+            #expect(registered.contains(ids[index]), "retained state of \(ids[index]) shows the registration")
+        }
+        let health = try await watcher.request("health")
+        #expect((health["data"]?["registered"]?.intValue ?? 0) >= acknowledged.count)
+
+        // A clean stop (SIGTERM) closes the database; then it must pass the integrity check.
+        restarted.stop(signal: SIGTERM)
+        let store = try AccessoryStore(path: database)
+        #expect(store.integrityCheck() == [])
+        let restored = try store.load()
+        for index in acknowledged {
+            let registration = restored.registrations.first { $0.key.description == ids[index] }
+            #expect(registration != nil, "registration \(index) in the database")
+        }
+        store.close()
+        await watcher.disconnect()
+    }
+}

@@ -1,0 +1,162 @@
+import Foundation
+import Testing
+@testable import Bridge
+import MQTT
+import TestSupport
+
+/// The AccessorySetupKit picker driven over MQTT with a real advertisement.
+@Suite("Picker over MQTT")
+struct PickerFlowTests {
+    static let event = "aabridge/bridge/event"
+    static let picker = "aabridge/bridge/picker"
+
+    @Test("show, a real AirPods advertisement, select with a name: events in order, auto-registered")
+    func pickerSetup() async throws {
+        try await withBridge { _, observer async throws in
+            let shown = try await observer.request("picker/show", #""products":["AirPods Pro"],"timeout":"long""#)
+            #expect(shown["status"] == "ok")
+            let present = await observer.waitFor(Self.event) { $0["type"] == "pickerDidPresent" }
+            #expect(present?["raw"] == 40)
+            #expect(present?["accessory"] == .null)
+            let presented = await observer.waitFor(Self.picker) { $0["state"] == "presented" }
+            #expect(presented?["products"] == ["AirPods Pro"])
+            #expect(presented?["expires_at"]?.stringValue != nil)
+
+            // The gateway hears the AirPods twice: one candidate, one accessoryDiscovered.
+            try await observer.publish(Fixture.advertisementTopic, Fixture.advertisementPayload)
+            try await observer.publish(Fixture.advertisementTopic, Fixture.advertisementPayload)
+            let discovered = await observer.waitFor(Self.event) { $0["type"] == "accessoryDiscovered" }
+            #expect(discovered?["raw"] == 33)
+            #expect(discovered?["accessory"]?["id"] == .string(Fixture.advertisementID))
+            #expect(discovered?["accessory"]?["product"] == "AirPods Pro")
+            let withCandidate = await observer.waitFor(Self.picker) { ($0["candidates"]?.arrayValue?.count ?? 0) > 0 }
+            let candidate = withCandidate?["candidates"]?.arrayValue?.first
+            #expect(candidate?["id"] == .string(Fixture.advertisementID))
+            #expect(candidate?["product"] == "AirPods Pro")
+            #expect(candidate?["rssi"] == -55)
+            #expect(candidate?["gateway"] == "gw1")
+
+            let selected = try await observer.request("picker/select", #""id":"\#(Fixture.advertisementID)","name":"Kitchen AirPods""#)
+            #expect(selected["status"] == "ok")
+            #expect(selected["data"] == [
+                "id": .string(Fixture.advertisementID), "name": "Kitchen AirPods", "product": "AirPods Pro", "state": "authorized",
+            ])
+            await observer.waitFor(Self.event) { $0["type"] == "pickerDidDismiss" }
+            let types = observer.eventTypes
+            #expect(types.filter { $0 == "accessoryDiscovered" }.count == 1, "once per accessory: \(types)")
+            let setup = Array(types.drop { $0 != "pickerSetupPairing" })
+            #expect(setup == ["pickerSetupPairing", "pickerSetupRename", "accessoryAdded", "pickerDidDismiss"], "\(types)")
+            let events = observer.json(on: Self.event)
+            let added = events.first { $0["type"] == "accessoryAdded" && $0["accessory"]?["id"] == .string(Fixture.advertisementID) }
+            #expect(added?["accessory"]?["name"] == "Kitchen AirPods")
+            #expect(events.first { $0["type"] == "pickerDidDismiss" }?["error"] == .null, "a successful setup is no error")
+            #expect(events.filter { $0["type"]?.stringValue?.hasPrefix("picker") == true }.allSatisfy { $0["accessory"] == .null })
+            await observer.waitFor(Self.picker) { $0["state"] == "idle" }
+
+            // The product has auto_register: registered right after pairing, initial placement offHead.
+            let topic = "aabridge/accessory/F1E2D3C4B5A6"
+            let state = await observer.waitFor(topic) { $0["registration"] == "active" }
+            #expect(state?["placement"] == "offHead")
+            #expect(state?["capabilities"] == ["audioSwitching", "placement"])
+            let current = try await observer.request("accessory/current", #""id":"\#(Fixture.advertisementID)""#)
+            #expect(current["data"]?["configuration"]?["capabilities"] == ["audioSwitching", "placement"])
+            // It was just heard: its availability topic says online (HA's availability needs it).
+            await observer.waitFor("\(topic)/availability") { $0 == ["state": "online"] }
+            let accessories = await observer.waitFor("aabridge/bridge/accessories") { ($0.arrayValue?.count ?? 0) == 4 }
+            #expect(accessories?.arrayValue?.compactMap { $0["id"]?.stringValue }.contains(Fixture.advertisementID) == true)
+
+            // Now authorized: heard again, it is no candidate of a new picker.
+            #expect(try await observer.request("picker/show", #""products":["AirPods Pro"]"#)["status"] == "ok")
+            try await observer.publish(Fixture.advertisementTopic, Fixture.advertisementPayload)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(observer.json(on: Self.picker).last?["candidates"] == [])
+            #expect(observer.eventTypes.filter { $0 == "accessoryDiscovered" }.count == 1)
+            #expect(try await observer.request("picker/dismiss")["status"] == "ok")
+        }
+    }
+
+    @Test("a second picker/show while presented: pickerAlreadyActive; dismiss: userCancelled")
+    func alreadyActiveAndCancel() async throws {
+        try await withBridge { _, observer async throws in
+            #expect(try await observer.request("picker/show")["status"] == "ok")
+            let second = try await observer.request("picker/show", #""timeout":"short""#)
+            #expect(second["status"] == "error")
+            #expect(second["error"]?["code"] == "pickerAlreadyActive")
+            #expect(second["error"]?["domain"] == "ASErrorDomain")
+            #expect(second["error"]?["raw"] == 500)
+            #expect(second["data"] == .object([]))
+            #expect(observer.eventTypes.filter { $0 == "pickerDidPresent" }.count == 1)
+
+            #expect(try await observer.request("picker/dismiss")["status"] == "ok")
+            let dismissed = await observer.waitFor(Self.event) { $0["type"] == "pickerDidDismiss" }
+            #expect(dismissed?["raw"] == 50)
+            #expect(dismissed?["error"] == ["domain": "ASErrorDomain", "code": "userCancelled", "raw": 700])
+            await observer.waitFor(Self.picker) { $0["state"] == "idle" }
+        }
+    }
+
+    @Test("a short discovery timeout with nothing selected: pickerDidDismiss with discoveryTimeout")
+    func discoveryTimeout() async throws {
+        try await withBridge { _, observer async throws in
+            let shown = try await observer.request("picker/show", #""timeout":1"#)
+            #expect(shown["status"] == "ok")
+            let presented = await observer.waitFor(Self.picker) { $0["state"] == "presented" }
+            #expect(presented?["expires_at"]?.stringValue != nil)
+            let dismissed = await observer.waitFor(Self.event, timeout: .seconds(4)) { $0["type"] == "pickerDidDismiss" }
+            #expect(dismissed?["error"]?["code"] == "discoveryTimeout")
+            #expect(dismissed?["error"]?["raw"] == 200)
+            await observer.waitFor(Self.picker) { $0["state"] == "idle" }
+        }
+    }
+
+    @Test("finish_discovery with no candidates dismisses with discoveryTimeout")
+    func finishWithoutCandidates() async throws {
+        try await withBridge { _, observer async throws in
+            #expect(try await observer.request("picker/show", #""timeout":"unbounded""#)["status"] == "ok")
+            let presented = await observer.waitFor(Self.picker) { $0["state"] == "presented" }
+            #expect(presented?["expires_at"] == .null, "unbounded")
+            #expect(try await observer.request("picker/finish_discovery")["status"] == "ok")
+            let dismissed = await observer.waitFor(Self.event) { $0["type"] == "pickerDidDismiss" }
+            #expect(dismissed?["error"]?["code"] == "discoveryTimeout")
+        }
+    }
+
+    @Test("select of an id that is not a candidate: invalidRequest, the picker stays")
+    func selectNonCandidate() async throws {
+        try await withBridge { _, observer async throws in
+            #expect(try await observer.request("picker/show")["status"] == "ok")
+            let response = try await observer.request("picker/select", #""id":"01:02:03:04:05:06""#)
+            #expect(response["status"] == "error")
+            #expect(response["error"]?["code"] == "invalidRequest")
+            #expect(response["error"]?["domain"] == "ASErrorDomain")
+            #expect(response["error"]?["raw"] == 450)
+            #expect(!observer.eventTypes.contains("pickerDidDismiss"))
+            #expect(observer.json(on: Self.picker).last?["state"] == "presented")
+            // Without a picker at all, select is refused too.
+            #expect(try await observer.request("picker/dismiss")["status"] == "ok")
+            let again = try await observer.request("picker/select", #""id":"01:02:03:04:05:06""#)
+            #expect(again["status"] == "error")
+        }
+    }
+
+    @Test("confirmAuthorization: added as awaitingAuthorization until accessory/authorize")
+    func confirmAuthorization() async throws {
+        try await withBridge { _, observer async throws in
+            #expect(try await observer.request("picker/show", #""products":["Acme Studio Headphones"]"#)["status"] == "ok")
+            try await observer.publish("home/gw2/BTtoMQTT/D0C3D2A1B2C3",
+                #"{"id":"D0:C3:D2:A1:B2:C3","name":"Acme Studio 2","rssi":-58,"servicedatauuid":"fe2c","servicedata":"00aabbcc"}"#)
+            await observer.waitFor(Self.event) { $0["type"] == "accessoryDiscovered" }
+            let selected = try await observer.request("picker/select", #""id":"D0:C3:D2:A1:B2:C3""#)
+            #expect(selected["data"]?["state"] == "awaitingAuthorization")
+            #expect(selected["data"]?["name"] == "Acme Studio 2")
+            // Not authorized yet: registering is refused.
+            let early = try await observer.request("accessory/register", #""id":"D0:C3:D2:A1:B2:C3","capabilities":["audioSwitching"]"#)
+            #expect(early["error"]?["code"] == "invalidRequest")
+            let authorized = try await observer.request("accessory/authorize", #""id":"D0:C3:D2:A1:B2:C3""#)
+            #expect(authorized["status"] == "ok")
+            await observer.waitFor("aabridge/accessory/D0C3D2A1B2C3") { $0["state"] == "authorized" }
+            let registered = try await observer.request("accessory/register", #""id":"D0:C3:D2:A1:B2:C3","capabilities":["audioSwitching"]"#)
+            #expect(registered["status"] == "ok")
+        }
+    }
+}
