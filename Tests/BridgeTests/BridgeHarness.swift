@@ -72,7 +72,7 @@ final class Observer: Sendable {
 
     /// Waits for a message on `topic` whose JSON satisfies `condition`, and returns it.
     @discardableResult
-    func waitFor(_ topic: String, timeout: Duration = .seconds(5),
+    func waitFor(_ topic: String, timeout: Duration = .seconds(20),
                  sourceLocation: SourceLocation = #_sourceLocation,
                  _ condition: @escaping (JSONValue) -> Bool = { _ in true }) async -> JSONValue? {
         let found = await messages.wait(timeout: timeout) { elements in
@@ -91,7 +91,7 @@ final class Observer: Sendable {
 
     /// Publishes a request and waits for its response (matched by a unique transaction).
     /// `payload` is the JSON object's members without braces, e.g. `"id":"A1:..."`.
-    func request(_ name: String, _ members: String = "", timeout: Duration = .seconds(5),
+    func request(_ name: String, _ members: String = "", timeout: Duration = .seconds(20),
                  sourceLocation: SourceLocation = #_sourceLocation) async throws -> JSONValue {
         let transaction = "t\(counter.add(1, ordering: .relaxed).newValue)-\(UUID().uuidString.prefix(6))"
         let body = members.isEmpty ? #"{"transaction":"\#(transaction)"}"# : #"{\#(members),"transaction":"\#(transaction)"}"#
@@ -225,7 +225,7 @@ final class BridgeHarness {
         nonisolated(unsafe) let unsafeRuntime = runtime
         self.runtime = runtime
         task = Task { await unsafeRuntime.run(signals: nil) }
-        let online = await observer.messages.wait(timeout: .seconds(5)) { elements in
+        let online = await observer.messages.wait(timeout: .seconds(30)) { elements in
             elements.contains { $0.topic == "aabridge/bridge/state" && $0.payloadString == #"{"state":"online"}"# }
         }
         guard online else { throw BrokerError("the bridge did not come online") }

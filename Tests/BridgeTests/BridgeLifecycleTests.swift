@@ -23,7 +23,7 @@ struct BridgeLifecycleTests {
 
         // A subscriber arriving later gets every retained bridge topic, with the retain flag.
         let late = try await Observer(broker: broker, user: "watcher", password: "watch")
-        let complete = await late.messages.wait(timeout: .seconds(5)) { elements in
+        let complete = await late.messages.wait(timeout: .seconds(20)) { elements in
             Self.retainedBridgeTopics.allSatisfy { topic in elements.contains { $0.topic == topic } }
                 && [Fixture.airPodsTopic, Fixture.headphonesTopic, Fixture.speakerTopic].allSatisfy { id in
                     elements.contains { $0.topic == "aabridge/accessory/\(id)" }
