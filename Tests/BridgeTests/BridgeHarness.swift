@@ -123,7 +123,8 @@ final class BridgeHarness {
     ///   - mqttExtra: extra lines for the `mqtt:` section (credentials).
     ///   - debounceMilliseconds: `switching.placement_debounce_ms`.
     init(broker: MosquittoBroker? = nil, directory: URL? = nil, mqttExtra: String = "",
-         debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60) throws {
+         debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60,
+         homeAssistant: Bool = false) throws {
         self.broker = try broker ?? MosquittoBroker()
         if let directory {
             self.directory = directory
@@ -133,12 +134,12 @@ final class BridgeHarness {
         }
         yaml = Self.yaml(server: self.broker.url, database: self.directory.appendingPathComponent("aabridge.sqlite3").path,
                          mqttExtra: mqttExtra, debounce: debounceMilliseconds, availability: availabilityTimeoutSeconds,
-                         health: healthIntervalSeconds)
+                         health: healthIntervalSeconds, homeAssistant: homeAssistant)
         configuration = try ConfigurationTestSupport.load(yaml)
     }
 
     static func yaml(server: String, database: String, mqttExtra: String = "", debounce: Int = 0,
-                     availability: Int = 120, health: Int = 60) -> String {
+                     availability: Int = 120, health: Int = 60, homeAssistant: Bool = false) -> String {
         """
         mqtt:
           server: \(server)
@@ -148,7 +149,7 @@ final class BridgeHarness {
           reconnect: {min_s: 1, max_s: 1}
         \(mqttExtra)
         homeassistant:
-          enabled: false
+          enabled: \(homeAssistant)
         storage:
           path: \(database)
         health:

@@ -216,4 +216,27 @@ struct BridgeLifecycleTests {
             #expect((last["rss_bytes"]?.intValue ?? 0) > 1_000_000)
         }
     }
+
+    @Test("homeassistant/status online makes the bridge republish its retained state")
+    func homeAssistantStatusRepublishes() async throws {
+        let harness = try BridgeHarness(homeAssistant: true)
+        defer { harness.removeDirectory() }
+        let observer = try await Observer(broker: harness.broker)
+        try await harness.start(observer: observer)
+        let states = observer.messages(on: "aabridge/bridge/state").count
+        let accessories = observer.messages(on: "aabridge/accessory/\(Fixture.airPodsTopic)").count
+        try await observer.publish("homeassistant/status", "online")
+        let republished = await observer.messages.wait { elements in
+            elements.filter { $0.topic == "aabridge/bridge/state" }.count > states
+                && elements.filter { $0.topic == "aabridge/accessory/\(Fixture.airPodsTopic)" }.count > accessories
+        }
+        #expect(republished)
+        // "offline" (Home Assistant stopping) does not.
+        let after = observer.messages(on: "aabridge/bridge/state").count
+        try await observer.publish("homeassistant/status", "offline")
+        #expect(try await observer.request("health")["status"] == "ok")
+        #expect(observer.messages(on: "aabridge/bridge/state").count == after)
+        #expect(await harness.stop() == 0)
+        await observer.disconnect()
+    }
 }
