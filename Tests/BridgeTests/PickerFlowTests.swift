@@ -173,6 +173,9 @@ struct PickerFlowTests {
         let late = try await Observer(broker: harness.broker)
         let retained = await late.waitFor(Self.picker)
         #expect(retained?["state"] == "idle", "\(retained.map(\.serialized) ?? "-")")
+        // And the retained bridge state says offline, the info's session invalidated.
+        #expect(await late.waitFor("aabridge/bridge/state")?["state"] == "offline")
+        #expect(await late.waitFor("aabridge/bridge/info")?["session"] == "invalidated")
         #expect(observer.eventTypes.last == "invalidated", "\(observer.eventTypes)")
         await late.disconnect()
         await observer.disconnect()
