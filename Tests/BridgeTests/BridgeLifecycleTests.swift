@@ -168,6 +168,13 @@ struct BridgeLifecycleTests {
         try await harness.start(observer: observer)
         #expect(try await observer.request("accessory/register",
             #""id":"\#(Fixture.speaker)","capabilities":["audioSwitching"],"primary_source":"\#(Fixture.phone)""#)["status"] == "ok")
+        // The laptop was routed to the AirPods and released again: its route is `fallback`.
+        let telemetry = "aabridge/telemetry/livingroom/\(Fixture.airPodsTopic)"
+        try await observer.publish(telemetry, #"{"sources":["\#(Fixture.laptop)"]}"#)
+        try await observer.publish(telemetry, #"{"placement":"inEar"}"#)
+        await observer.waitFor("aabridge/source/665544332211/route") { $0["target"] == .string(Fixture.airPods) }
+        try await observer.publish(telemetry, #"{"placement":"offHead"}"#)
+        await observer.waitFor("aabridge/source/665544332211/route") { $0["target"] == "fallback" }
         await observer.disconnect()
 
         // persistence is off: the restarted broker has no retained message at all.
@@ -175,7 +182,8 @@ struct BridgeLifecycleTests {
         try harness.broker.start()
         let fresh = try await Observer(broker: harness.broker)
         let back = await fresh.messages.wait(timeout: .seconds(8)) { elements in
-            (Self.retainedBridgeTopics + ["aabridge/accessory/\(Fixture.speakerTopic)"]).allSatisfy { topic in
+            (Self.retainedBridgeTopics + ["aabridge/accessory/\(Fixture.speakerTopic)", "aabridge/source/\(Fixture.phoneTopic)/route",
+                                          "aabridge/source/665544332211/route"]).allSatisfy { topic in
                 elements.contains { $0.topic == topic }
             }
         }
@@ -183,6 +191,8 @@ struct BridgeLifecycleTests {
         #expect(fresh.messages(on: "aabridge/bridge/state").last?.payloadString == #"{"state":"online"}"#)
         #expect(fresh.json(on: "aabridge/accessory/\(Fixture.speakerTopic)").last?["registration"] == "active")
         #expect(fresh.json(on: "aabridge/accessory/\(Fixture.speakerTopic)").last?["primary_source"] == .string(Fixture.phone))
+        #expect(fresh.json(on: "aabridge/source/\(Fixture.phoneTopic)/route").last?["target"] == .string(Fixture.speaker))
+        #expect(fresh.json(on: "aabridge/source/665544332211/route").last?["target"] == "fallback", "a fallback route is state too")
         // And it still answers requests.
         let health = try await fresh.request("health")
         #expect(health["status"] == "ok")
@@ -205,5 +215,28 @@ struct BridgeLifecycleTests {
             #expect((last["messages_in"]?.intValue ?? 0) >= 1)
             #expect((last["rss_bytes"]?.intValue ?? 0) > 1_000_000)
         }
+    }
+
+    @Test("homeassistant/status online makes the bridge republish its retained state")
+    func homeAssistantStatusRepublishes() async throws {
+        let harness = try BridgeHarness(homeAssistant: true)
+        defer { harness.removeDirectory() }
+        let observer = try await Observer(broker: harness.broker)
+        try await harness.start(observer: observer)
+        let states = observer.messages(on: "aabridge/bridge/state").count
+        let accessories = observer.messages(on: "aabridge/accessory/\(Fixture.airPodsTopic)").count
+        try await observer.publish("homeassistant/status", "online")
+        let republished = await observer.messages.wait { elements in
+            elements.filter { $0.topic == "aabridge/bridge/state" }.count > states
+                && elements.filter { $0.topic == "aabridge/accessory/\(Fixture.airPodsTopic)" }.count > accessories
+        }
+        #expect(republished)
+        // "offline" (Home Assistant stopping) does not.
+        let after = observer.messages(on: "aabridge/bridge/state").count
+        try await observer.publish("homeassistant/status", "offline")
+        #expect(try await observer.request("health")["status"] == "ok")
+        #expect(observer.messages(on: "aabridge/bridge/state").count == after)
+        #expect(await harness.stop() == 0)
+        await observer.disconnect()
     }
 }

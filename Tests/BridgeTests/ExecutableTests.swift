@@ -78,6 +78,58 @@ struct ExecutableTests {
         #expect(!FileManager.default.fileExists(atPath: database.path), "no database created")
     }
 
+    @Test("the password never appears in the executable's output: validate errors, a refused login, a normal run")
+    func passwordNeverPrinted() async throws {
+        let executable = try Self.executable
+        let password = "hunter2-\(UUID().uuidString.prefix(8))"
+        let broker = try MosquittoBroker(.init(users: ["bridge": password, "watcher": "watch"]))
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("aabridge.sqlite3").path
+        func config(_ name: String, password: String, breakIt: Bool = false) throws -> String {
+            var yaml = BridgeHarness.yaml(server: broker.url, database: database,
+                                          mqttExtra: "  user: bridge\n  password: \(password)")
+            // The log level is raised so that warnings (a refused login) are printed.
+            yaml = yaml.replacingOccurrences(of: "level: error", with: "level: info")
+            if breakIt { yaml = yaml.replacingOccurrences(of: "keepalive: 10", with: "keepalive: soon") }
+            let url = directory.appendingPathComponent(name)
+            try yaml.write(to: url, atomically: true, encoding: .utf8)
+            return url.path
+        }
+        // 1. validate, of a valid file and of one with an error elsewhere in the mqtt section.
+        let validateLog = directory.appendingPathComponent("validate.log").path
+        let validate = try ChildProcess(path: executable, arguments: ["validate", "--config", try config("valid.yaml", password: password)],
+                                        output: validateLog)
+        #expect(validate.wait() == 0)
+        let invalid = try config("invalid.yaml", password: password, breakIt: true)
+        let invalidLog = directory.appendingPathComponent("invalid.log").path
+        #expect(try ChildProcess(path: executable, arguments: ["validate", "--config", invalid], output: invalidLog).wait() == 2)
+        #expect(((try? String(contentsOfFile: invalidLog, encoding: .utf8)) ?? "").contains("mqtt.keepalive"))
+
+        // 2. a refused login (wrong password), then 3. a normal run.
+        let wrong = "wrong-\(password)"
+        let refusedLog = directory.appendingPathComponent("refused.log").path
+        let refused = try ChildProcess(path: executable, arguments: ["run", "--config", try config("wrong.yaml", password: wrong)], output: refusedLog)
+        try await Task.sleep(for: .milliseconds(1_500))
+        refused.stop(signal: SIGTERM)
+        let refusedText = (try? String(contentsOfFile: refusedLog, encoding: .utf8)) ?? ""
+        #expect(!refusedText.isEmpty, "the refused login is reported")
+        #expect(!refusedText.contains(wrong), "\(refusedText)")
+
+        let observer = try await Observer(broker: broker, user: "watcher", password: "watch")
+        let runLog = directory.appendingPathComponent("run.log").path
+        let run = try ChildProcess(path: executable, arguments: ["run", "--config", try config("good.yaml", password: password)], output: runLog)
+        await observer.waitFor("aabridge/bridge/state", timeout: .seconds(8)) { $0["state"] == "online" }
+        run.stop(signal: SIGTERM)
+        await observer.waitFor("aabridge/bridge/state") { $0["state"] == "offline" }
+        for log in [validateLog, invalidLog, runLog] {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(!text.contains(password), "\(log) shows the password:\n\(text)")
+        }
+        #expect(observer.messages.elements.allSatisfy { !$0.payloadString.contains(password) })
+        await observer.disconnect()
+    }
+
     @Test("aabridge validate: exit 0 for the test configuration")
     func validateAccepts() async throws {
         let directory = try Self.temporaryDirectory()

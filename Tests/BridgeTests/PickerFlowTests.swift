@@ -159,4 +159,25 @@ struct PickerFlowTests {
             #expect(registered["status"] == "ok")
         }
     }
+
+    @Test("a clean stop with the picker presented leaves no stale presented picker retained")
+    func stopWithPickerPresented() async throws {
+        let harness = try BridgeHarness()
+        defer { harness.removeDirectory() }
+        let observer = try await Observer(broker: harness.broker)
+        try await harness.start(observer: observer)
+        #expect(try await observer.request("picker/show")["status"] == "ok")
+        await observer.waitFor(Self.picker) { $0["state"] == "presented" }
+        #expect(await harness.stop() == 0)
+        await observer.waitFor("aabridge/bridge/state") { $0["state"] == "offline" }
+        let late = try await Observer(broker: harness.broker)
+        let retained = await late.waitFor(Self.picker)
+        #expect(retained?["state"] == "idle", "\(retained.map(\.serialized) ?? "-")")
+        // And the retained bridge state says offline, the info's session invalidated.
+        #expect(await late.waitFor("aabridge/bridge/state")?["state"] == "offline")
+        #expect(await late.waitFor("aabridge/bridge/info")?["session"] == "invalidated")
+        #expect(observer.eventTypes.last == "invalidated", "\(observer.eventTypes)")
+        await late.disconnect()
+        await observer.disconnect()
+    }
 }

@@ -179,4 +179,24 @@ struct SwitchingFlowTests {
             #expect(observer.messages(on: "aabridge/accessory/0A0B0C0D0E0F/error").isEmpty)
         }
     }
+
+    @Test("native telemetry battery shows in the accessory state, rssi with it")
+    func batteryAndRSSI() async throws {
+        try await withBridge { _, observer async throws in
+            try await observer.publish(Self.telemetry, #"{"battery":{"left":80,"right":75,"case":40,"charging":false}}"#)
+            let state = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["battery"] != .null }
+            #expect(state?["battery"] == ["left": 80, "right": 75, "case": 40])
+            // RSSI alone does not republish the state (the engine updates it in place, as for
+            // every advertisement); it shows with the next state change.
+            try await observer.publish(Self.telemetry, #"{"rssi":-67}"#)
+            try await observer.publish(Self.telemetry, #"{"battery":{"left":70}}"#)
+            let next = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["battery"]?["left"] == 70 }
+            #expect(next?["rssi"] == -67)
+            #expect(next?["gateway"] == "livingroom")
+            // Out of range: rejected with an update error.
+            try await observer.publish(Self.telemetry, #"{"battery":{"left":180}}"#)
+            let error = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)/error")
+            #expect(error?["code"] == "invalidRequest")
+        }
+    }
 }

@@ -69,7 +69,9 @@ extension BridgeRuntime {
             accessoriesDirty = true
         case .routeChanged(let change):
             let name = change.target.accessory.flatMap { engine.status(of: $0)?.accessory.displayName }
-            publishRetained(topics.sourceRoute(change.source), payloads.route(change, accessoryName: name, at: now))
+            let payload = payloads.route(change, accessoryName: name, at: now)
+            publishedRoutes[change.source] = payload
+            publishRetained(topics.sourceRoute(change.source), payload)
         case .decision(let decision):
             counters.decisions += 1
             client.post(topic: topics.decision(decision.accessory), payload: payloads.decision(decision, at: now).bytes, qos: .atLeastOnce)
@@ -108,10 +110,14 @@ extension BridgeRuntime {
             for device in tracker.everything(engine.statuses) { publishRetained(device.topic, device.payload) }
             homeAssistant = tracker
         }
-        for (source, accessory) in engine.routes.sorted(by: { $0.key < $1.key }) {
+        // Routes restored from storage have not been published by this process yet: `startup`.
+        for (source, accessory) in engine.routes where publishedRoutes[source] == nil {
             let change = RouteChange(source: source, previous: .fallback, target: .accessory(accessory), reason: .startup)
             let name = engine.status(of: accessory)?.accessory.displayName
-            publishRetained(topics.sourceRoute(source), payloads.route(change, accessoryName: name, at: now))
+            publishedRoutes[source] = payloads.route(change, accessoryName: name, at: now)
+        }
+        for (source, payload) in publishedRoutes.sorted(by: { $0.key < $1.key }) {
+            publishRetained(topics.sourceRoute(source), payload)
         }
     }
 

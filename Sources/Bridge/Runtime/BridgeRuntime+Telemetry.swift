@@ -91,11 +91,15 @@ extension BridgeRuntime {
         }
     }
 
-    /// Invalid content for a known accessory: an `invalidRequest` update error, no state change.
+    /// Invalid content for a known accessory: an `invalidRequest` update error (through the
+    /// engine, so `last_error` in the state shows it too), and no other state change.
     func invalidUpdate(_ id: AccessoryKit.BluetoothAddress, rejection: TelemetryRejection, at now: Timestamp) {
         counters.telemetryRejected += 1
-        let field = AccessoryControlDevice.Error.Field(telemetryField: rejection.field)
-        publish(.accessoryError(id, .init(.invalidRequest, operation: .update, field: field, message: rejection.message)), at: now)
+        let report = AccessoryKit.AccessoryReport(
+            accessory: id, gateway: nil,
+            changes: [.invalid(field: rejection.field ?? "payload", message: rejection.message)])
+        let step = engine.handle(.report(report), at: now)
+        commitAndPublish(step.outputs, at: now, context: "telemetry")
     }
 
     /// Counted, and logged at most once a minute per gateway.
@@ -117,16 +121,5 @@ extension BridgeRuntime {
         let identity = resolver.resolve(Telemetry.BluetoothAddress(address))
         resolvedAddresses[address.rawValue] = .some(identity)
         return identity ?? address
-    }
-}
-
-extension AccessoryControlDevice.Error.Field {
-    /// The configuration field a telemetry key updates.
-    init?(telemetryField field: String?) {
-        switch field {
-        case "placement", "worn": self = .devicePlacement
-        case "sources", "source_connected", "source_disconnected", "preferred_source": self = .primaryAudioSourceDeviceIdentifier
-        default: return nil
-        }
     }
 }

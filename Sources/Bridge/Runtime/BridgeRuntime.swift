@@ -39,6 +39,9 @@ public final class BridgeRuntime {
     /// The availability last published per accessory: the engine reports only changes, so an
     /// accessory added while the bridge runs would otherwise have no availability topic.
     var publishedAvailability: [AccessoryKit.BluetoothAddress: Bool] = [:]
+    /// The route payload last published per source, fallback included, republished after a
+    /// reconnect: a broker that lost its retained messages must get every route back.
+    var publishedRoutes: [AccessoryKit.BluetoothAddress: JSONValue] = [:]
     let startedAt: Timestamp
     var lastHealth: Timestamp
     var events: AsyncStream<RuntimeEvent>

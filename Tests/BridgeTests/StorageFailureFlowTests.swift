@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+@testable import Bridge
+import MQTT
+import TestSupport
+
+/// Commit before acknowledge: a request whose storage write fails is not acknowledged.
+@Suite("Storage failures over MQTT")
+struct StorageFailureFlowTests {
+    @Test("a register whose write cannot be committed (database locked) is answered unknown and changes nothing")
+    func lockedDatabase() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") else {
+            Issue.record("sqlite3 is not installed")
+            return
+        }
+        try await withBridge { harness, observer async throws in
+            // Another process holds the write lock longer than the store's 5 s busy timeout.
+            let lockLog = harness.directory.appendingPathComponent("lock.log").path
+            let locker = try ChildProcess(path: "/usr/bin/sqlite3", arguments: [
+                harness.databasePath, "BEGIN EXCLUSIVE;", ".shell sleep 6.5", "COMMIT;"], output: lockLog)
+            defer { locker.stop(signal: SIGKILL) }
+            try await Task.sleep(for: .milliseconds(400))
+            let refused = try await observer.request("accessory/register",
+                #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"],"primary_source":"\#(Fixture.phone)""#,
+                timeout: .seconds(9))
+            #expect(refused["status"] == "error")
+            #expect(refused["error"]?["code"] == "unknown", "\(refused.serialized)")
+            #expect(observer.json(on: "aabridge/accessory/\(Fixture.headphonesTopic)").allSatisfy { $0["registration"] == "none" },
+                    "nothing published as if it had worked")
+            await observer.waitFor("aabridge/bridge/log", timeout: .seconds(1)) { $0["level"] == "error" }
+            _ = locker.wait()
+
+            // The engine kept its state: not registered, and the same request now works.
+            let current = try await observer.request("accessory/current", #""id":"\#(Fixture.headphones)""#)
+            #expect(current["error"]?["code"] == "invalidRequest")
+            let registered = try await observer.request("accessory/register",
+                #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"],"primary_source":"\#(Fixture.phone)""#)
+            #expect(registered["status"] == "ok")
+        }
+    }
+}
