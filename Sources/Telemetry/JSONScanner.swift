@@ -371,6 +371,10 @@ struct JSONScanner {
         }
         var result = Double(mantissa)
         if result != 0 { result = Self.scale(result, byPowerOfTen: exponent) }
+        // Found by the json-differential fuzz target: `1e400` overflowed to infinity where
+        // JSONSerialization rejects the document. RFC 8259 lets a parser limit the range; a value
+        // no Double can hold is rejected rather than passed on as infinity.
+        guard result.isFinite else { throw SyntaxError(message: "number out of range", offset: start) }
         return (.number(negative ? -result : result), position)
     }
 

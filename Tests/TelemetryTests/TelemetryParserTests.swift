@@ -270,3 +270,28 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
         #expect(rejection.code == .invalidJSON && rejection.accessory == accessory)
     }
 }
+
+@Suite struct GatewayFormatTests {
+    @Test func defaultTopics() {
+        #expect(GatewayFormat.openmqttgateway.defaultTopic() == "home/+/BTtoMQTT/#")
+        #expect(GatewayFormat.theengs.defaultStatusTopic == "home/+/LWT")
+        #expect(GatewayFormat.espresense.defaultTopic() == "espresense/devices/#")
+        #expect(GatewayFormat.espresense.defaultStatusTopic == "espresense/rooms/+/status")
+        #expect(GatewayFormat.tasmota.defaultTopic() == "tele/+/BLE")
+        #expect(GatewayFormat.tasmota.defaultStatusTopic == "tele/+/LWT")
+        #expect(GatewayFormat.native.defaultTopic(baseTopic: "ab") == "ab/telemetry/+/+")
+        #expect(GatewayFormat.native.defaultStatusTopic == nil)
+        for format in GatewayFormat.allCases {
+            #expect(TopicPattern(format.defaultTopic()) != nil)
+            #expect(format.defaultStatusTopic.map { TopicPattern($0) != nil } ?? true)
+        }
+    }
+
+    @Test func parserUsesTheDefaults() {
+        let parser = TelemetryParser(format: .tasmota)
+        #expect(parser.topic.filter == "tele/+/BLE")
+        #expect(parser.statusTopic?.filter == "tele/+/LWT")
+        #expect(parser.name == "tasmota")
+        #expect(TelemetryParser(format: .native).statusTopic == nil)
+    }
+}
