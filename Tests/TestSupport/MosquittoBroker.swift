@@ -24,8 +24,11 @@ public final class MosquittoBroker: Sendable {
         }
     }
 
-    public let port: Int
-    public let tlsPort: Int?
+    /// Chosen at start-up (and kept across restarts); behind a lock only because a retry may
+    /// pick new ones while the broker is being created.
+    private let ports = Mutex<(plain: Int, tls: Int?)>((0, nil))
+    public var port: Int { ports.withLock { $0.plain } }
+    public var tlsPort: Int? { ports.withLock { $0.tls } }
     public let directory: URL
     private let options: Options
     private let process = Mutex<ChildProcess?>(nil)
@@ -35,10 +38,20 @@ public final class MosquittoBroker: Sendable {
         self.options = options
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("mosquitto-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try FreePort.find()
-        tlsPort = options.tls == nil ? nil : try FreePort.find()
-        try writeConfiguration(options: options)
-        try start()
+        // A port handed out by the kernel can be taken again (by another test's broker or
+        // by any client's ephemeral port) before mosquitto binds it: try a few ports.
+        var attempt = 0
+        while true {
+            let chosen = (plain: try FreePort.find(), tls: options.tls == nil ? nil : try FreePort.find())
+            ports.withLock { $0 = chosen }
+            try writeConfiguration(options: options)
+            do {
+                try start()
+                return
+            } catch where attempt < 3 {
+                attempt += 1
+            }
+        }
     }
 
     deinit {
@@ -60,6 +73,13 @@ public final class MosquittoBroker: Sendable {
                 stop()
                 throw BrokerError("mosquitto did not listen on 127.0.0.1:\(port); log:\n\(log)")
             }
+        }
+        // Something else may be listening on the port (taken since it was chosen): then our
+        // mosquitto has exited with "address in use" instead of serving it.
+        usleep(30_000)
+        guard broker.isRunning else {
+            process.withLock { $0 = nil }
+            throw BrokerError("mosquitto exited at start (port \(port) taken?); log:\n\(log)")
         }
     }
 
