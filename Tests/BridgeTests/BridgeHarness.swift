@@ -1,3 +1,4 @@
+import AccessoryKit
 import Foundation
 import Synchronization
 import Testing
@@ -218,9 +219,9 @@ final class BridgeHarness {
     }
 
     /// Opens the store, starts the runtime and waits until `bridge/state` is online.
-    func start(observer: Observer) async throws {
+    func start(observer: Observer, clock: @escaping @Sendable () -> Timestamp = BridgeClock.now) async throws {
         let store = try AccessoryStore(path: databasePath)
-        let runtime = try BridgeRuntime(configuration: configuration, store: store)
+        let runtime = try BridgeRuntime(configuration: configuration, store: store, clock: clock)
         // The runtime is driven by its own task; the test only calls stop() on it, which
         // just yields into the runtime's event stream (thread-safe).
         nonisolated(unsafe) let unsafeRuntime = runtime

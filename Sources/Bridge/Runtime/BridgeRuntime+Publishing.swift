@@ -44,6 +44,7 @@ extension BridgeRuntime {
             publishRetained(topics.bridgePicker, payloads.picker(picker))
         case .accessoryChanged(let status):
             productOfAccessory[status.accessory.id] = status.accessory.product
+            statePublishedAt[status.accessory.id] = now
             publishRetained(topics.accessory(status.accessory.id), payloads.status(status))
             if publishedAvailability[status.accessory.id] == nil {
                 publishAvailability(status.accessory.id, status.available)
@@ -54,6 +55,7 @@ extension BridgeRuntime {
             if let device = homeAssistant?.changed(status) { publishRetained(device.topic, device.payload) }
         case .accessoryRemoved(let id):
             productOfAccessory[id] = nil
+            statePublishedAt[id] = nil
             publishedAvailability[id] = nil
             // An empty retained payload clears the topic on the broker.
             client.post(topic: topics.accessory(id), payload: [], qos: .atLeastOnce, retain: true)
@@ -88,6 +90,16 @@ extension BridgeRuntime {
         publishRetained(topics.availability(id), payloads.availability(available))
     }
 
+    /// Republishes a known accessory's state when telemetry refreshed it without a change
+    /// and the last publication is older than ``BridgeRuntime/stateRefreshMilliseconds``.
+    func refreshState(of id: AccessoryKit.BluetoothAddress, at now: Timestamp) {
+        guard productOfAccessory[id] != nil else { return }
+        if let last = statePublishedAt[id], now.milliseconds(since: last) < Self.stateRefreshMilliseconds { return }
+        guard let status = engine.status(of: id) else { return }
+        statePublishedAt[id] = now
+        publishRetained(topics.accessory(id), payloads.status(status))
+    }
+
     func publishRetained(_ topic: String, _ payload: JSONValue) {
         client.post(topic: topic, payload: payload.bytes, qos: .atLeastOnce, retain: true)
     }
@@ -102,6 +114,7 @@ extension BridgeRuntime {
         publishRetained(topics.bridgeGateways, gateways.payload)
         publishRetained(topics.bridgePicker, payloads.picker(engine.picker))
         for status in engine.statuses {
+            statePublishedAt[status.accessory.id] = now
             publishRetained(topics.accessory(status.accessory.id), payloads.status(status))
             publishAvailability(status.accessory.id, status.available)
         }

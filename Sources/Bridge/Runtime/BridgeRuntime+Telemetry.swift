@@ -64,6 +64,7 @@ extension BridgeRuntime {
                 hardware: product.flatMap { hardware[$0] })
             let step = engine.handle(.sighting(sighting), at: now)
             if !step.outputs.isEmpty { commitAndPublish(step.outputs, at: now, context: "sighting") }
+            refreshState(of: identity, at: now)
         case .report(let report):
             if let gateway = report.gateway, gateways.seen(gateway, format: format, at: now) {
                 publishRetained(topics.bridgeGateways, gateways.payload)
@@ -75,6 +76,7 @@ extension BridgeRuntime {
             }
             let step = engine.handle(.report(AccessoryKit.AccessoryReport(report)), at: now)
             commitAndPublish(step.outputs, at: now, context: "telemetry")
+            refreshState(of: id, at: now)
         case .gatewayStatus(let status):
             if gateways.status(status.gateway, format: format, online: status.state == .online, at: now) {
                 publishRetained(topics.bridgeGateways, gateways.payload)

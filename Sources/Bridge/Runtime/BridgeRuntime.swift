@@ -28,6 +28,12 @@ public final class BridgeRuntime {
     /// The product of each known accessory, kept in step with the engine's outputs so the
     /// advertisement path needs no snapshot.
     var productOfAccessory: [AccessoryKit.BluetoothAddress: String] = [:]
+    /// When each accessory's retained state was last published. Sightings only refresh
+    /// `rssi`/`gateway`/`last_seen` inside the engine; the state is republished for them at
+    /// most once per ``stateRefreshMilliseconds``, so `last_seen` stays useful without a
+    /// message per advertisement.
+    var statePublishedAt: [AccessoryKit.BluetoothAddress: Timestamp] = [:]
+    static let stateRefreshMilliseconds: Int64 = 30_000
 
     var engine: BridgeEngine
     /// Home Assistant discovery, when `homeassistant.enabled`.
