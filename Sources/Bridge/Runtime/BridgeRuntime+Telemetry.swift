@@ -6,6 +6,14 @@ extension BridgeRuntime {
     /// Routes one incoming message: request, extension-role `/set`, Home Assistant status,
     /// or gateway telemetry. Nothing here throws: bad input is answered, counted or logged.
     func handle(_ message: MQTTMessage) {
+        let isRequest = topics.requestName(in: message.topic) != nil
+        if message.retain && (isRequest || topics.accessoryID(inSetTopic: message.topic) != nil) {
+            // A retained request would be carried out again after every reconnect (and by
+            // every restart): refuse it, and say how to clear it.
+            logger.warning("ignored a retained message on \(message.topic): publish requests without retain "
+                + "(clear it with: mosquitto_pub -r -n -t '\(message.topic)')")
+            return
+        }
         if let name = topics.requestName(in: message.topic) {
             handleRequest(name: name, payload: message.payload)
         } else if let id = topics.accessoryID(inSetTopic: message.topic) {
