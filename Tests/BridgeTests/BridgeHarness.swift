@@ -125,7 +125,7 @@ final class BridgeHarness {
     ///   - debounceMilliseconds: `switching.placement_debounce_ms`.
     init(broker: MosquittoBroker? = nil, directory: URL? = nil, mqttExtra: String = "",
          debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60,
-         homeAssistant: Bool = false) throws {
+         homeAssistant: Bool = false, headphonesIRK: String? = nil) throws {
         self.broker = try broker ?? MosquittoBroker()
         if let directory {
             self.directory = directory
@@ -135,12 +135,13 @@ final class BridgeHarness {
         }
         yaml = Self.yaml(server: self.broker.url, database: self.directory.appendingPathComponent("aabridge.sqlite3").path,
                          mqttExtra: mqttExtra, debounce: debounceMilliseconds, availability: availabilityTimeoutSeconds,
-                         health: healthIntervalSeconds, homeAssistant: homeAssistant)
+                         health: healthIntervalSeconds, homeAssistant: homeAssistant, headphonesIRK: headphonesIRK)
         configuration = try ConfigurationTestSupport.load(yaml)
     }
 
     static func yaml(server: String, database: String, mqttExtra: String = "", debounce: Int = 0,
-                     availability: Int = 120, health: Int = 60, homeAssistant: Bool = false) -> String {
+                     availability: Int = 120, health: Int = 60, homeAssistant: Bool = false,
+                     headphonesIRK: String? = nil) -> String {
         """
         mqtt:
           server: \(server)
@@ -204,6 +205,7 @@ final class BridgeHarness {
           - id: "\(Fixture.headphones)"
             name: Bob's Headphones
             product: Acme Studio Headphones
+            irk: \(headphonesIRK.map { "\"\($0)\"" } ?? "null")
           - id: "\(Fixture.speaker)"
             name: Kitchen Speaker
             product: Acme Speaker
