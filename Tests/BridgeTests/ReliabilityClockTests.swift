@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+@testable import Bridge
+import MQTT
+import TestSupport
+
+/// Wall-clock jumps while the bridge runs (time injected through BridgeRuntime's `clock:`).
+/// The engine measures debounce and availability with the timestamps the runtime passes, so a
+/// backward jump must not freeze them and a forward jump must not break them.
+@Suite("Reliability: clock jumps")
+struct ReliabilityClockTests {
+    static let telemetry = "aabridge/telemetry/livingroom/\(Fixture.airPodsTopic)"
+    static let decision = "aabridge/accessory/\(Fixture.airPodsTopic)/decision"
+    static let availability = "aabridge/accessory/\(Fixture.airPodsTopic)/availability"
+    static let hour: Int64 = 3_600_000
+
+    @Test("debounce commits on time although the clock jumped back an hour while a placement was pending")
+    func debounceAfterBackwardJump() async throws {
+        try await withClockedBridge(debounceMilliseconds: 300) { bridge, observer async throws in
+            try await observer.publish(Self.telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
+            try await observer.publish(Self.telemetry, #"{"placement":"inEar"}"#)
+            await observer.waitFor(Self.decision, timeout: .seconds(5)) { $0["action"] == "route" }
+
+            try await observer.publish(Self.telemetry, #"{"placement":"offHead"}"#)
+            bridge.clock.jump(byMilliseconds: -Self.hour)
+            let started = ContinuousClock.now
+            let released = await observer.waitFor(Self.decision, timeout: .seconds(5)) { $0["action"] == "release" }
+            #expect(released?["reason"] == "placement:offHead")
+            #expect(ContinuousClock.now - started < .seconds(5), "the debounce waited for the clock to catch up")
+        }
+    }
+
+    @Test("an accessory no longer heard still goes offline after the clock jumped back an hour")
+    func availabilityAfterBackwardJump() async throws {
+        try await withClockedBridge(availabilityTimeoutSeconds: 1) { bridge, observer async throws in
+            try await observer.publish(Self.telemetry, #"{"rssi":-60}"#)
+            await observer.waitFor(Self.availability, timeout: .seconds(5)) { $0["state"] == "online" }
+            bridge.clock.jump(byMilliseconds: -Self.hour)
+            let offline = await observer.waitFor(Self.availability, timeout: .seconds(5)) { $0["state"] == "offline" }
+            #expect(offline != nil)
+            // Heard again after the jump: online, and offline again a second later.
+            try await observer.publish(Self.telemetry, #"{"rssi":-61}"#)
+            await observer.waitFor(Self.availability, timeout: .seconds(5)) { $0["state"] == "online" }
+            let before = observer.json(on: Self.availability).count
+            let again = await observer.messages.wait(timeout: .seconds(5)) { elements in
+                elements.filter { $0.topic == Self.availability }.count > before
+            }
+            #expect(again && observer.json(on: Self.availability).last?["state"] == "offline")
+        }
+    }
+
+    @Test("a forward jump of ten minutes: not-heard accessories go offline once, come back with telemetry, debounce still works")
+    func forwardJump() async throws {
+        try await withClockedBridge(debounceMilliseconds: 200, availabilityTimeoutSeconds: 120) { bridge, observer async throws in
+            try await observer.publish(Self.telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
+            await observer.waitFor(Self.availability, timeout: .seconds(5)) { $0["state"] == "online" }
+            bridge.clock.jump(byMilliseconds: 10 * 60_000)
+            // Ten minutes (as far as the wall clock says) without a message: beyond the 120 s timeout.
+            await observer.waitFor(Self.availability, timeout: .seconds(5)) { $0["state"] == "offline" }
+            try await observer.publish(Self.telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
+            await observer.waitFor(Self.availability, timeout: .seconds(5)) { $0["state"] == "online" }
+            try await observer.publish(Self.telemetry, #"{"placement":"inEar"}"#)
+            let routed = await observer.waitFor(Self.decision, timeout: .seconds(5)) { $0["action"] == "route" }
+            #expect(routed?["source"] == .string(Fixture.phone))
+            let offline = observer.json(on: Self.availability).filter { $0["state"] == "offline" }.count
+            #expect(offline == 1, "one offline per jump, no flapping")
+        }
+    }
+
+    @Test("published times follow the injected clock: a decision after a forward jump is stamped after it")
+    func timestampsFollowClock() async throws {
+        try await withClockedBridge { bridge, observer async throws in
+            bridge.clock.jump(byMilliseconds: 365 * 24 * Self.hour)
+            try await observer.publish(Self.telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
+            try await observer.publish(Self.telemetry, #"{"placement":"inEar"}"#)
+            let routed = await observer.waitFor(Self.decision, timeout: .seconds(5)) { $0["action"] == "route" }
+            let year = Calendar(identifier: .gregorian).component(.year, from: Date())
+            #expect(routed?["at"]?.stringValue?.hasPrefix("\(year + 1)") == true, "\(String(describing: routed?["at"]))")
+        }
+    }
+}
