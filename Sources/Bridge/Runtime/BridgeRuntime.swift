@@ -49,7 +49,11 @@ public final class BridgeRuntime {
     /// Opens nothing itself: the caller loads the configuration and opens the store, so that
     /// each can fail with its own clear message and exit status.
     public init(configuration: BridgeConfiguration, store: AccessoryStore,
-                clock: @escaping @Sendable () -> Timestamp = BridgeClock.now) throws {
+                clock wall: @escaping @Sendable () -> Timestamp = BridgeClock.now) throws {
+        // Engine time never goes backwards (see SteadyClock): a wall clock set back must not
+        // freeze debounce windows and availability timeouts.
+        let steady = SteadyClock(wall)
+        let clock: @Sendable () -> Timestamp = { steady.now() }
         self.configuration = configuration
         self.store = store
         self.clock = clock
