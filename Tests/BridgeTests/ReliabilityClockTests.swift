@@ -19,7 +19,7 @@ struct ReliabilityClockTests {
         try await withClockedBridge(debounceMilliseconds: 1000) { bridge, observer async throws in
             try await observer.publish(Self.telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
             try await observer.publish(Self.telemetry, #"{"placement":"inEar"}"#)
-            await observer.waitFor(Self.decision, timeout: .seconds(5)) { $0["action"] == "route" }
+            await observer.waitFor(Self.decision) { $0["action"] == "route" }
 
             // offHead is pending (seen, waiting out the 1 s window) when the clock goes back.
             try await observer.publish(Self.telemetry, #"{"placement":"offHead"}"#)
@@ -27,9 +27,9 @@ struct ReliabilityClockTests {
             #expect(!observer.json(on: Self.decision).contains { $0["action"] == "release" }, "released before the window")
             bridge.clock.jump(byMilliseconds: -Self.hour)
             let started = ContinuousClock.now
-            let released = await observer.waitFor(Self.decision, timeout: .seconds(5)) { $0["action"] == "release" }
+            let released = await observer.waitFor(Self.decision) { $0["action"] == "release" }
             #expect(released?["reason"] == "placement:offHead")
-            #expect(ContinuousClock.now - started < .seconds(5), "the debounce waited for the clock to catch up")
+            #expect(ContinuousClock.now - started < .seconds(20), "the debounce waited for the clock to catch up")
         }
     }
 
@@ -37,18 +37,19 @@ struct ReliabilityClockTests {
     func availabilityAfterBackwardJump() async throws {
         try await withClockedBridge(availabilityTimeoutSeconds: 1) { bridge, observer async throws in
             try await observer.publish(Self.telemetry, #"{"rssi":-60}"#)
-            await observer.waitFor(Self.availability, timeout: .seconds(5)) { $0["state"] == "online" }
+            await observer.waitFor(Self.availability) { $0["state"] == "online" }
             bridge.clock.jump(byMilliseconds: -Self.hour)
-            let offline = await observer.waitFor(Self.availability, timeout: .seconds(5)) { $0["state"] == "offline" }
+            let offline = await observer.waitFor(Self.availability) { $0["state"] == "offline" }
             #expect(offline != nil)
             // Heard again after the jump: online, and offline again a second later.
+            let mark = observer.json(on: Self.availability).count
             try await observer.publish(Self.telemetry, #"{"rssi":-61}"#)
-            await observer.waitFor(Self.availability, timeout: .seconds(5)) { $0["state"] == "online" }
-            let before = observer.json(on: Self.availability).count
-            let again = await observer.messages.wait(timeout: .seconds(5)) { elements in
-                elements.filter { $0.topic == Self.availability }.count > before
+            let cycled = await observer.messages.wait(timeout: .seconds(20)) { elements in
+                let states = elements.filter { $0.topic == Self.availability }.dropFirst(mark).map(\.payloadString)
+                guard let online = states.firstIndex(where: { $0.contains("online") }) else { return false }
+                return states[online...].contains { $0.contains("offline") }
             }
-            #expect(again && observer.json(on: Self.availability).last?["state"] == "offline")
+            #expect(cycled, "online then offline again: \(observer.json(on: Self.availability).dropFirst(mark))")
         }
     }
 
@@ -56,14 +57,17 @@ struct ReliabilityClockTests {
     func forwardJump() async throws {
         try await withClockedBridge(debounceMilliseconds: 200, availabilityTimeoutSeconds: 120) { bridge, observer async throws in
             try await observer.publish(Self.telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
-            await observer.waitFor(Self.availability, timeout: .seconds(5)) { $0["state"] == "online" }
+            await observer.waitFor(Self.availability) { $0["state"] == "online" }
             bridge.clock.jump(byMilliseconds: 10 * 60_000)
             // Ten minutes (as far as the wall clock says) without a message: beyond the 120 s timeout.
-            await observer.waitFor(Self.availability, timeout: .seconds(5)) { $0["state"] == "offline" }
+            await observer.waitFor(Self.availability) { $0["state"] == "offline" }
             try await observer.publish(Self.telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
-            await observer.waitFor(Self.availability, timeout: .seconds(5)) { $0["state"] == "online" }
+            let back = await observer.messages.wait(timeout: .seconds(20)) { elements in
+                elements.filter { $0.topic == Self.availability }.last?.payloadString.contains("online") == true
+            }
+            #expect(back, "online again after telemetry")
             try await observer.publish(Self.telemetry, #"{"placement":"inEar"}"#)
-            let routed = await observer.waitFor(Self.decision, timeout: .seconds(5)) { $0["action"] == "route" }
+            let routed = await observer.waitFor(Self.decision) { $0["action"] == "route" }
             #expect(routed?["source"] == .string(Fixture.phone))
             let offline = observer.json(on: Self.availability).filter { $0["state"] == "offline" }.count
             #expect(offline == 1, "one offline per jump, no flapping")
@@ -76,7 +80,7 @@ struct ReliabilityClockTests {
             bridge.clock.jump(byMilliseconds: 365 * 24 * Self.hour)
             try await observer.publish(Self.telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
             try await observer.publish(Self.telemetry, #"{"placement":"inEar"}"#)
-            let routed = await observer.waitFor(Self.decision, timeout: .seconds(5)) { $0["action"] == "route" }
+            let routed = await observer.waitFor(Self.decision) { $0["action"] == "route" }
             let year = Calendar(identifier: .gregorian).component(.year, from: Date())
             #expect(routed?["at"]?.stringValue?.hasPrefix("\(year + 1)") == true, "\(String(describing: routed?["at"]))")
         }

@@ -44,7 +44,7 @@ struct ReliabilityInputTests {
             try await observer.publish(Self.telemetry, deepObject)
             try await observer.publish("aabridge/accessory/\(Fixture.airPodsTopic)/set", deepObject)
             try await observer.publish("home/gw1/BTtoMQTT/F1E2D3C4B5A6", deep)
-            let refused = await observer.messages.wait(timeout: .seconds(10)) { elements in
+            let refused = await observer.messages.wait(timeout: .seconds(20)) { elements in
                 elements.filter { $0.topic == "aabridge/bridge/response/picker/show" }.count >= 2
             }
             #expect(refused)
