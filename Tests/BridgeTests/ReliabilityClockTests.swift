@@ -37,6 +37,7 @@ struct ReliabilityClockTests {
     func availabilityAfterBackwardJump() async throws {
         try await withClockedBridge(availabilityTimeoutSeconds: 1) { bridge, observer async throws in
             try await observer.publish(Self.telemetry, #"{"rssi":-60}"#)
+            _ = try await observer.request("health")
             await observer.waitFor(Self.availability) { $0["state"] == "online" }
             bridge.clock.jump(byMilliseconds: -Self.hour)
             let offline = await observer.waitFor(Self.availability) { $0["state"] == "offline" }
@@ -57,6 +58,9 @@ struct ReliabilityClockTests {
     func forwardJump() async throws {
         try await withClockedBridge(debounceMilliseconds: 200, availabilityTimeoutSeconds: 120) { bridge, observer async throws in
             try await observer.publish(Self.telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
+            // Accessories start available (heard at activation); the request, answered in
+            // order, proves the telemetry was handled before the clock moves.
+            _ = try await observer.request("health")
             await observer.waitFor(Self.availability) { $0["state"] == "online" }
             bridge.clock.jump(byMilliseconds: 10 * 60_000)
             // Ten minutes (as far as the wall clock says) without a message: beyond the 120 s timeout.
@@ -70,7 +74,7 @@ struct ReliabilityClockTests {
             let routed = await observer.waitFor(Self.decision) { $0["action"] == "route" }
             #expect(routed?["source"] == .string(Fixture.phone))
             let offline = observer.json(on: Self.availability).filter { $0["state"] == "offline" }.count
-            #expect(offline == 1, "one offline per jump, no flapping")
+            #expect(offline == 1, "one offline per jump, no flapping: \(observer.messages(on: Self.availability).map(\.payloadString)) \(observer.messages.elements.count)")
         }
     }
 
@@ -84,5 +88,23 @@ struct ReliabilityClockTests {
             let year = Calendar(identifier: .gregorian).component(.year, from: Date())
             #expect(routed?["at"]?.stringValue?.hasPrefix("\(year + 1)") == true, "\(String(describing: routed?["at"]))")
         }
+    }
+
+    @Test("SteadyClock: a backward step is absorbed, a later forward step pays it back, time never decreases")
+    func steadyClock() {
+        let wall = JumpingClock()
+        let steady = SteadyClock(wall.now)
+        let start = steady.now()
+        wall.jump(byMilliseconds: -Self.hour)
+        let afterBack = steady.now()
+        #expect(afterBack >= start)
+        #expect(afterBack.milliseconds(since: start) < 1000, "continues from where it was")
+        wall.jump(byMilliseconds: Self.hour)
+        let afterForward = steady.now()
+        // The hour absorbed is paid back: close to the wall clock again, not an hour ahead.
+        #expect(abs(afterForward.milliseconds(since: wall.now())) < 1000)
+        #expect(afterForward >= afterBack)
+        wall.jump(byMilliseconds: 10 * 60_000)
+        #expect(steady.now().milliseconds(since: afterForward) >= 10 * 60_000, "a forward step is taken as is")
     }
 }
