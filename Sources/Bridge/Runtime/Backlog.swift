@@ -20,6 +20,9 @@ final class Backlog: Sendable {
         return true
     }
 
+    /// Messages admitted and not yet taken by the loop.
+    var waitingCount: Int { waiting.load(ordering: .relaxed) }
+
     /// One queued message was taken by the loop.
     func taken() { waiting.subtract(1, ordering: .relaxed) }
 

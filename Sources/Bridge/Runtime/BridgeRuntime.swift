@@ -54,11 +54,17 @@ public final class BridgeRuntime {
     let eventSink: AsyncStream<RuntimeEvent>.Continuation
     /// At most this many messages wait for the loop; more are dropped (flood protection).
     let backlog = Backlog(limit: 50_000)
+    /// Requests overtaking a congested backlog.
+    let requestLane = RequestLane()
 
     /// Opens nothing itself: the caller loads the configuration and opens the store, so that
     /// each can fail with its own clear message and exit status.
     public init(configuration: BridgeConfiguration, store: AccessoryStore,
-                clock: @escaping @Sendable () -> Timestamp = BridgeClock.now) throws {
+                clock wall: @escaping @Sendable () -> Timestamp = BridgeClock.now) throws {
+        // Engine time never goes backwards (see SteadyClock): a wall clock set back must not
+        // freeze debounce windows and availability timeouts.
+        let steady = SteadyClock(wall)
+        let clock: @Sendable () -> Timestamp = { steady.now() }
         self.configuration = configuration
         self.store = store
         self.clock = clock
@@ -130,7 +136,16 @@ public final class BridgeRuntime {
             try? await client.subscribe(filter, qos: .atLeastOnce)
         }
         let forwarders = [
-            Task { for await message in client.messages where backlog.admit() { sink.yield(.message(message)) } },
+            Task { [topics, requestLane] in
+                for await message in client.messages {
+                    if topics.requestName(in: message.topic) != nil,
+                       requestLane.admit(message, backlogWaiting: backlog.waitingCount) {
+                        sink.yield(.requests)
+                    } else if backlog.admit() {
+                        sink.yield(.message(message))
+                    }
+                }
+            },
             Task { for await state in client.connectionStates { sink.yield(.connection(state)) } },
             Task {
                 while !Task.isCancelled {
@@ -149,12 +164,14 @@ public final class BridgeRuntime {
         client.start()
         logger.info("aabridge \(BridgeModule.version) starting; broker \(configuration.mqtt.host):\(configuration.mqtt.port), base topic '\(topics.base)'")
         loop: for await event in events {
+            for request in requestLane.drain() { handle(request) }
             switch event {
             case .message(let message):
                 backlog.taken()
                 handle(message)
             case .connection(let state): connectionChanged(state)
             case .tick: tick()
+            case .requests: break
             case .republish: publishEverything()
             case .shutdown(let signal):
                 logger.info("signal \(signal): shutting down")

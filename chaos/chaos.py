@@ -1,0 +1,849 @@
+#!/usr/bin/env python3
+"""Fault tests for aabridge around the real release binary, mosquitto, the mosquitto
+command line clients and sqlite3 (stdlib only). Run through scripts/chaos.
+
+Scenarios (each prints PASS/FAIL lines and figures; the summary ends with
+"N passed, M failed"):
+  broker-restarts  the broker restarted N times under a steady telemetry stream
+  sigkill          the bridge SIGKILLed N times during pairing/registration/rename requests
+  disk-full        a small tmpfs filled up, remounted read-only, and a read-only start
+  flood            telemetry far above the sustainable rate for D seconds
+  secrets          a password from a file and from the environment: never in any output
+Everything listens on 127.0.0.1 only; every loop is bounded in count and time.
+"""
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+BASE = "aabridge"
+AIRPODS = "A1:B2:C3:D4:E5:F6"
+AIRPODS_T = "A1B2C3D4E5F6"
+HEADPHONES = "B1:B2:C3:D4:E5:F6"
+HEADPHONES_T = "B1B2C3D4E5F6"
+PHONE = "11:22:33:44:55:66"
+ADV_TOPIC = "home/gw1/BTtoMQTT/F1E2D3C4B5A6"
+ADV_ID = "F1:E2:D3:C4:B5:A6"
+ADV_PAYLOAD = ('{"id":"F1:E2:D3:C4:B5:A6","mac_type":1,"manufacturerdata":'
+               '"4c000719010e2022f58f00000a7d9fff27234873d4305e0fed1b39e2b8","rssi":-55}')
+TELEMETRY = f"{BASE}/telemetry/livingroom/{AIRPODS_T}"
+
+RESULTS = []   # (name, ok, detail)
+FIGURES = []   # "key: value" lines
+
+
+def check(name, ok, detail=""):
+    RESULTS.append((name, bool(ok), detail))
+    print(f"  {'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
+    return ok
+
+
+def figure(text):
+    FIGURES.append(text)
+    print(f"  figure: {text}", flush=True)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def listening(port, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return True
+        except OSError:
+            time.sleep(0.05)
+    return False
+
+
+class Broker:
+    def __init__(self, workdir, extra=""):
+        self.port = free_port()
+        self.dir = workdir
+        self.conf = os.path.join(workdir, "mosquitto.conf")
+        with open(self.conf, "w") as f:
+            f.write(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+                    f"max_queued_messages 200000\nuser root\nlog_dest file {workdir}/mosquitto.log\n{extra}")
+        self.proc = None
+
+    def start(self):
+        self.proc = subprocess.Popen(["mosquitto", "-c", self.conf], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL)
+        if not listening(self.port, 10):
+            raise RuntimeError("mosquitto did not start")
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.proc = None
+
+
+def bridge_yaml(port, database, reconnect_max=2, password_line="", health=60, homeassistant=True, debounce=0):
+    return f"""mqtt:
+  server: mqtt://127.0.0.1:{port}
+  base_topic: {BASE}
+  client_id: chaos-bridge
+  keepalive: 10
+  reconnect: {{min_s: 1, max_s: {reconnect_max}}}
+{password_line}
+homeassistant:
+  enabled: {str(homeassistant).lower()}
+storage:
+  path: {database}
+health:
+  interval_s: {health}
+log:
+  level: info
+setup:
+  supports: [bluetooth]
+  bluetooth:
+    company_identifiers: [0x004C]
+    services: ["FE2C"]
+    names: ["Acme"]
+products:
+  - name: AirPods Pro
+    hardware: inEarBud
+    capabilities: [audioSwitching, placement]
+    auto_register: true
+    placement_decoder: apple_proximity
+    setup_options: [rename]
+    descriptor:
+      bluetooth_company_identifier: 0x004C
+      bluetooth_manufacturer_data_blob: "0719010e20"
+      bluetooth_manufacturer_data_mask: "ffffffffff"
+  - name: Acme Studio Headphones
+    hardware: overEarHeadphone
+    capabilities: [audioSwitching, placement]
+    placement_decoder: none
+    setup_options: [rename, confirmAuthorization]
+    descriptor:
+      bluetooth_service_uuid: "FE2C"
+      bluetooth_name_substring: "Acme"
+gateways:
+  - name: omg
+    format: openmqttgateway
+  - name: native
+    format: native
+accessories:
+  - id: "{AIRPODS}"
+    name: Alice's AirPods
+    product: AirPods Pro
+  - id: "{HEADPHONES}"
+    name: Bob's Headphones
+    product: Acme Studio Headphones
+sources:
+  - address: "{PHONE}"
+    name: Alice's iPhone
+switching:
+  placement_debounce_ms: {debounce}
+  availability_timeout_s: 120
+  immediate_rssi: -50
+"""
+
+
+class Bridge:
+    def __init__(self, binary, workdir, yaml_text, env=None):
+        self.binary = binary
+        self.config = os.path.join(workdir, "aabridge.yaml")
+        with open(self.config, "w") as f:
+            f.write(yaml_text)
+        self.stderr_path = os.path.join(workdir, "bridge.stderr")
+        self.env = dict(os.environ, **(env or {}))
+        self.proc = None
+
+    def start(self):
+        err = open(self.stderr_path, "ab")
+        self.proc = subprocess.Popen([self.binary, "run", "--config", self.config], stdout=err, stderr=err,
+                                     env=self.env)
+        err.close()
+
+    @property
+    def pid(self):
+        return self.proc.pid if self.proc else None
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def kill(self):
+        if self.alive():
+            self.proc.kill()
+        if self.proc:
+            self.proc.wait()
+
+    def stop(self):
+        if self.alive():
+            self.proc.terminate()
+            try:
+                return self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                return None
+        return self.proc.returncode if self.proc else None
+
+    def rss_kb(self):
+        try:
+            with open(f"/proc/{self.proc.pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        return int(line.split()[1])
+        except OSError:
+            return None
+        return None
+
+
+class Client:
+    """The mosquitto command line clients against one broker port."""
+
+    def __init__(self, port, user=None, password=None):
+        self.port = port
+        self.counter = 0
+        self.auth = ["-u", user, "-P", password] if user else []
+
+    def pub(self, topic, payload, qos=1, retain=False, timeout=5):
+        args = ["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.port)] + self.auth + ["-q", str(qos), "-t", topic, "-m", payload]
+        if retain:
+            args.append("-r")
+        try:
+            return subprocess.run(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=timeout).returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
+
+    def first(self, topic, wait=1, count=1):
+        """Messages on `topic` (retained ones included) within `wait` seconds: [(topic, payload)]."""
+        args = ["mosquitto_sub", "-h", "127.0.0.1", "-p", str(self.port)] + self.auth + ["-t", topic, "-C", str(count),
+                "-W", str(wait), "-v"]
+        try:
+            out = subprocess.run(args, capture_output=True, timeout=wait + 5).stdout.decode("utf-8", "replace")
+        except subprocess.TimeoutExpired:
+            return []
+        return [tuple(line.split(" ", 1)) if " " in line else (line, "") for line in out.splitlines()]
+
+    def request(self, name, members=None, wait=3):
+        """Publishes a request and returns its response (dict) or None (no response within `wait`)."""
+        self.counter += 1
+        transaction = f"c{os.getpid()}-{self.counter}-{random.randrange(1 << 30)}"
+        body = dict(members or {}, transaction=transaction)
+        args = ["mosquitto_rr", "-h", "127.0.0.1", "-p", str(self.port)] + self.auth + ["-q", "1", "-W", str(wait),
+                "-t", f"{BASE}/bridge/request/{name}", "-e", f"{BASE}/bridge/response/{name}",
+                "-m", json.dumps(body)]
+        try:
+            out = subprocess.run(args, capture_output=True, timeout=wait + 5).stdout.decode("utf-8", "replace")
+        except subprocess.TimeoutExpired:
+            return None
+        for line in out.splitlines():
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if value.get("transaction") == transaction:
+                return value
+        return None
+
+
+def expect_after(client, topic, trigger, wait=10):
+    """Subscribes to `topic`, runs `trigger`, and returns the first message that arrives (or None)."""
+    args = ["mosquitto_sub", "-h", "127.0.0.1", "-p", str(client.port)] + client.auth + ["-t", topic, "-C", "1",
+                                                                                          "-W", str(wait), "-v"]
+    sub = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    time.sleep(0.5)  # subscribed (loopback)
+    trigger()
+    try:
+        out, _ = sub.communicate(timeout=wait + 5)
+    except subprocess.TimeoutExpired:
+        sub.kill()
+        out, _ = sub.communicate()
+    text = out.decode("utf-8", "replace").strip()
+    return text or None
+
+
+class Recorder:
+    """Everything published under aabridge/# and homeassistant/# (with timestamps), to a file."""
+
+    def __init__(self, port, path, auth=()):
+        self.path = path
+        self.out = open(path, "ab")
+        self.proc = subprocess.Popen(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), *auth, "-t", f"{BASE}/#",
+                                      "-t", "homeassistant/#", "-F", "%U %t %p"], stdout=self.out,
+                                     stderr=subprocess.DEVNULL)
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait()
+        self.out.close()
+
+    def lines(self):
+        with open(self.path, "rb") as f:
+            return f.read().decode("utf-8", "replace").splitlines()
+
+
+def wait_online(client, timeout=30):
+    """Until the bridge answers a health request (a new process is up and its loop runs)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if client.request("health", wait=1):
+            return True
+    return False
+
+
+def sql(database, query):
+    r = subprocess.run(["sqlite3", database, query], capture_output=True, timeout=30)
+    return r.stdout.decode().strip(), r.returncode, r.stderr.decode().strip()
+
+
+# ---------------------------------------------------------------------------------------------
+def scenario_broker_restarts(binary, root, restarts):
+    print(f"== broker restarts ({restarts}) during a steady telemetry stream", flush=True)
+    work = os.path.join(root, "restarts")
+    os.makedirs(work)
+    broker = Broker(work)
+    broker.start()
+    client = Client(broker.port)
+    bridge = Bridge(binary, work, bridge_yaml(broker.port, os.path.join(work, "db.sqlite3"), reconnect_max=2))
+    bridge.start()
+    if not check("restarts: bridge online", wait_online(client)):
+        bridge.kill(); broker.stop(); return
+    client.pub(TELEMETRY, json.dumps({"source_connected": PHONE}))
+    stop = threading.Event()
+
+    def stream():  # steady telemetry: the AirPods go in and out of the ear, 10 messages/s
+        n = 0
+        while not stop.is_set() and n < 100000:
+            n += 1
+            client.pub(TELEMETRY, json.dumps({"placement": "inEar" if n % 2 else "offHead", "rssi": -60}), timeout=2)
+            time.sleep(0.1)
+
+    streamer = threading.Thread(target=stream, daemon=True)
+    streamer.start()
+    survived, recoveries, missing = 0, [], []
+    for i in range(restarts):
+        time.sleep(random.uniform(0.3, 1.5))
+        broker.stop(random.choice([signal.SIGTERM, signal.SIGKILL]))
+        time.sleep(random.uniform(0.1, 1.0))
+        broker.start()
+        started = time.monotonic()
+        # The broker keeps nothing (persistence false): whatever is retained now, the bridge republished.
+        recovered = None
+        while time.monotonic() - started < 20:
+            got = client.first(f"{BASE}/bridge/state", wait=1)
+            if got and '"online"' in got[0][1]:
+                recovered = time.monotonic() - started
+                break
+        wanted = [f"{BASE}/bridge/info", f"{BASE}/accessory/{AIRPODS_T}", f"{BASE}/accessory/{AIRPODS_T}/availability",
+                  f"{BASE}/bridge/accessories", f"homeassistant/+/{BASE}_{AIRPODS_T}/config"]
+        absent = []
+        if recovered is not None:
+            for topic in wanted:
+                if not client.first(topic, wait=2):
+                    absent.append(topic)
+        decision = client.first(f"{BASE}/accessory/{AIRPODS_T}/decision", wait=10) if recovered is not None else []
+        ok = recovered is not None and not absent and bool(decision) and bridge.alive()
+        if ok:
+            survived += 1
+            recoveries.append(recovered)
+        else:
+            missing.append(f"restart {i + 1}: recovered={recovered} absent={absent} decision={bool(decision)} alive={bridge.alive()}")
+    stop.set()
+    streamer.join(10)
+    health = client.request("health") or {}
+    check("restarts: every restart survived (state, info, accessory, availability, discovery republished; decisions resume)",
+          survived == restarts, "; ".join(missing[:3]))
+    check("restarts: the same bridge process throughout", bridge.alive())
+    figure(f"broker restarts survived: {survived}/{restarts}")
+    if recoveries:
+        recoveries.sort()
+        figure(f"time to recover after a broker restart (retained state republished): median {recoveries[len(recoveries) // 2]:.2f} s, "
+               f"max {recoveries[-1]:.2f} s (reconnect backoff min_s 1, max_s 2)")
+    figure(f"mqtt_reconnects reported by health: {health.get('data', {}).get('mqtt_reconnects')}")
+    bridge.stop()
+    broker.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+def scenario_sigkill(binary, root, kills):
+    print(f"== bridge SIGKILLed {kills} times during pairing/registration/rename requests", flush=True)
+    work = os.path.join(root, "sigkill")
+    os.makedirs(work)
+    broker = Broker(work)
+    broker.start()
+    client = Client(broker.port)
+    database = os.path.join(work, "db.sqlite3")
+    bridge = Bridge(binary, work, bridge_yaml(broker.port, database))
+    # Per key: the value of the last acknowledged change, and the values of changes sent after
+    # it that got no response (in flight when the bridge died: either outcome is allowed).
+    state = {"name": {"acked": "Alice's AirPods", "pending": []},
+             "registered": {"acked": "0", "pending": []},
+             "paired": {"acked": "0", "pending": []}}
+    survived, failures, acked_total, integrity_failures = 0, [], 0, 0
+    acked_by = {"name": 0, "registered": 0, "paired": 0}
+    seq = 0
+
+    def note(key, value, response):
+        nonlocal acked_total
+        if response is None:
+            state[key]["pending"].append(value)
+        elif "error" not in response:
+            state[key]["acked"] = value
+            state[key]["pending"] = []
+            acked_total += 1
+            acked_by[key] += 1
+        # an error response: nothing changed (the pending list stays as it was)
+
+    def stored():
+        name, _, _ = sql(database, f"SELECT display_name FROM accessories WHERE id = 0x{AIRPODS_T};")
+        reg, _, _ = sql(database, f"SELECT count(*) FROM registrations WHERE accessory_id = 0x{HEADPHONES_T} AND invalidated = 0;")
+        paired, _, _ = sql(database, "SELECT count(*) FROM accessories WHERE id = 0xF1E2D3C4B5A6;")
+        return {"name": name, "registered": reg, "paired": paired}
+
+    for k in range(kills):
+        bridge.start()
+        if not wait_online(client, 30):
+            failures.append(f"kill {k + 1}: the bridge did not come back")
+            break
+        # Requests queued for the bridge's session while it was down have now been handled
+        # (in order, before the health request): start from what is stored.
+        now = stored()
+        for key in state:
+            if state[key]["pending"] or now[key] != state[key]["acked"]:
+                state[key] = {"acked": now[key], "pending": []}
+        killer = threading.Timer(random.uniform(0.2, 2.5), bridge.kill)
+        killer.start()
+        ops = 0
+        while bridge.alive() and ops < 400:
+            ops += 1
+            seq += 1
+            choice = random.random()
+            if choice < 0.4:
+                name = f"chaos-{seq}"
+                note("name", name, client.request("accessory/rename", {"id": AIRPODS, "name": name}, wait=2))
+            elif choice < 0.7:
+                want = "0" if stored_registered(state) == "1" else "1"
+                if want == "1":
+                    r = client.request("accessory/register", {"id": HEADPHONES, "capabilities": ["audioSwitching", "placement"],
+                                                              "placement": "offHead", "primary_source": PHONE}, wait=2)
+                else:
+                    r = client.request("accessory/invalidate", {"id": HEADPHONES}, wait=2)
+                note("registered", want, r)
+            else:
+                if stored_paired(state) == "1":
+                    note("paired", "0", client.request("accessory/remove", {"id": ADV_ID}, wait=2))
+                else:
+                    # Pairing: picker shown, the accessory advertises, the user selects it.
+                    client.request("picker/show", {}, wait=2)
+                    client.pub(ADV_TOPIC, ADV_PAYLOAD)
+                    note("paired", "1", client.request("picker/select", {"id": ADV_ID, "name": f"Paired {seq}"}, wait=2))
+        killer.join()
+        bridge.kill()
+        result, _, err = sql(database, "PRAGMA integrity_check;")
+        if result != "ok":
+            integrity_failures += 1
+            failures.append(f"kill {k + 1}: integrity_check: {result} {err}")
+            continue
+        now = stored()
+        lost = [f"{key}: stored {now[key]!r}, acknowledged {v['acked']!r}, in flight {v['pending']}"
+                for key, v in state.items() if now[key] != v["acked"] and now[key] not in v["pending"]]
+        if lost:
+            failures.append(f"kill {k + 1}: " + "; ".join(lost))
+        else:
+            survived += 1
+        # What is stored now is the truth the next round starts from.
+        for key in state:
+            state[key] = {"acked": now[key], "pending": []}
+    check("sigkill: every acknowledged change present after each kill, integrity_check ok",
+          survived == kills and integrity_failures == 0, "; ".join(failures[:3]))
+    figure(f"SIGKILLs survived with zero acknowledged loss: {survived}/{kills} "
+           f"({acked_total} acknowledged changes: {acked_by['name']} renames, {acked_by['registered']} register/invalidate, "
+           f"{acked_by['paired']} pair/remove; integrity_check failures: {integrity_failures})")
+    broker.stop()
+
+
+def stored_registered(state):
+    v = state["registered"]
+    return v["pending"][-1] if v["pending"] else v["acked"]
+
+
+def stored_paired(state):
+    v = state["paired"]
+    return v["pending"][-1] if v["pending"] else v["acked"]
+
+
+# ---------------------------------------------------------------------------------------------
+def scenario_disk_full(binary, root):
+    print("== disk full (2 MiB tmpfs), storage remounted read-only, read-only start", flush=True)
+    work = os.path.join(root, "diskfull")
+    mnt = os.path.join(work, "mnt")
+    os.makedirs(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt]).returncode != 0:
+        check("disk-full: tmpfs mounted (needs root)", False)
+        return
+    broker = Broker(work)
+    bridge = None
+    try:
+        broker.start()
+        client = Client(broker.port)
+        database = os.path.join(mnt, "db.sqlite3")
+        bridge = Bridge(binary, work, bridge_yaml(broker.port, database))
+        recorder = Recorder(broker.port, os.path.join(work, "recorded.txt"))
+        bridge.start()
+        check("disk-full: bridge online", wait_online(client))
+        r = client.request("accessory/rename", {"id": AIRPODS, "name": "before full"})
+        check("disk-full: a change is acknowledged while there is space", r is not None and "error" not in r, str(r))
+        last_acked = "before full"
+        # Fill the file system.
+        subprocess.run(["dd", "if=/dev/zero", f"of={mnt}/filler", "bs=4k"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        refused, acked_while_full, other = 0, 0, []
+        for i in range(60):  # long names grow the WAL until a write cannot get a page
+            name = f"full-{i}-" + "x" * 100
+            r = client.request("accessory/rename", {"id": AIRPODS, "name": name})
+            if r is None:
+                other.append("no response")
+            elif "error" in r:
+                if r["error"].get("code") == "unknown" and "not stored" in r["error"].get("message", ""):
+                    refused += 1
+                else:
+                    other.append(str(r["error"]))
+            else:
+                acked_while_full += 1
+                last_acked = name
+            if refused >= 3:
+                break
+        check("disk-full: changes refused with `unknown` (\"not stored: ...\")", refused >= 1 and not other,
+              f"refused {refused}, acknowledged {acked_while_full} (space found in the WAL), other {other[:2]}")
+        health = client.request("health")
+        check("disk-full: reads keep working (health answered)", health is not None and "data" in health)
+        current = client.first(f"{BASE}/accessory/{AIRPODS_T}", wait=2)
+        check("disk-full: retained accessory state still served", bool(current))
+        time.sleep(0.5)
+        logs = [l for l in recorder.lines() if f" {BASE}/bridge/log " in l and "storage" in l]
+        check("disk-full: the storage error is on bridge/log", bool(logs), logs[0][:200] if logs else "")
+
+        # Read-only storage while running.
+        os.remove(f"{mnt}/filler")
+        r = client.request("accessory/rename", {"id": AIRPODS, "name": "space again"})
+        check("disk-full: writes work again once space is freed (no restart)", r is not None and "error" not in r, str(r))
+        if r is not None and "error" not in r:
+            last_acked = "space again"
+        # Read-only storage: Linux refuses to remount a file system read-only while the bridge
+        # holds its database open for writing, so the bridge is killed, the file system
+        # remounted read-only, and the bridge started on it.
+        bridge.kill()
+        ro = subprocess.run(["mount", "-o", "remount,ro", mnt]).returncode == 0
+        check("read-only: storage file system remounted read-only", ro)
+        bridge.start()
+        check("read-only start: the bridge comes online on a read-only file system", wait_online(client))
+        r = client.request("accessory/rename", {"id": AIRPODS, "name": "ro start"})
+        check("read-only start: changes refused with `unknown`", r is not None and r.get("error", {}).get("code") == "unknown", str(r))
+        acc = client.first(f"{BASE}/accessory/{AIRPODS_T}", wait=2)
+        check("read-only start: stored state served", bool(acc) and last_acked in acc[0][1], acc[0][1][:120] if acc else "")
+        bridge.kill()
+        subprocess.run(["mount", "-o", "remount,rw", mnt])
+        name, _, _ = sql(database, f"SELECT display_name FROM accessories WHERE id = 0x{AIRPODS_T};")
+        ok, _, _ = sql(database, "PRAGMA integrity_check;")
+        check("disk-full: nothing acknowledged was lost, nothing refused was stored; integrity ok",
+              name == last_acked and ok == "ok", f"stored {name!r}, last acknowledged {last_acked!r}, integrity {ok}")
+        figure(f"disk full: {refused} changes refused with unknown, {acked_while_full} acknowledged while full (all stored)")
+        recorder.stop()
+        with open(bridge.stderr_path, "rb") as f:
+            stderr = f.read().decode("utf-8", "replace")
+        check("read-only start: stderr says read-only", "read-only" in stderr)
+    finally:
+        if bridge:
+            bridge.kill()
+        broker.stop()
+        subprocess.run(["umount", "-l", mnt])
+
+
+# ---------------------------------------------------------------------------------------------
+def scenario_flood(binary, root, seconds):
+    print(f"== flood: telemetry far above the sustainable rate for {seconds} s", flush=True)
+    work = os.path.join(root, "flood")
+    os.makedirs(work)
+    broker = Broker(work)
+    broker.start()
+    client = Client(broker.port)
+    bridge = Bridge(binary, work, bridge_yaml(broker.port, os.path.join(work, "db.sqlite3"), health=5))
+    bridge.start()
+    if not check("flood: bridge online", wait_online(client)):
+        bridge.kill(); broker.stop(); return
+    baseline = bridge.rss_kb()
+    # Calibration: a burst of 20,000 messages, then a request; the one loop answers it after
+    # the burst, so (messages received - dropped) / time is what the bridge processes per second.
+    lines = []
+    for i in range(20000):
+        if i % 2:
+            lines.append(json.dumps({"placement": "inEar" if i % 4 == 1 else "offHead", "rssi": -60}))
+        else:
+            lines.append(json.dumps({"rssi": -60 - i % 30}))
+    burst = "\n".join(lines) + "\n"
+    before = (client.request("health") or {}).get("data", {})
+    started = time.monotonic()
+    subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(broker.port), "-q", "0", "-t", TELEMETRY, "-l"],
+                   input=burst.encode(), timeout=60)
+    health = (client.request("health", wait=30) or {}).get("data", {})
+    elapsed = time.monotonic() - started
+    processed = (health.get("messages_in", 0) - before.get("messages_in", 0)) - \
+        (health.get("telemetry_rejected", 0) - before.get("telemetry_rejected", 0)) - 2
+    sustainable = max(processed, 1) / elapsed
+    figure(f"sustainable telemetry rate (a 20,000-message burst, processed messages / time until a request "
+           f"behind it is answered): {sustainable:,.0f} msg/s")
+
+    # The flood: 10x that rate, paced in 20 ms slices, from two publishers (two gateways'
+    # topics), as lines into mosquitto_pub -l.
+    target = 10 * sustainable
+    stop = threading.Event()
+    sent = [0, 0]
+
+    def publisher(index, topic):
+        p = subprocess.Popen(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(broker.port), "-q", "0", "-t", topic, "-l"],
+                             stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        per_slice = max(1, int(target / 2 * 0.02))
+        chunk = "".join(json.dumps({"placement": "inEar" if i % 2 else "offHead", "rssi": -60}) + "\n"
+                        for i in range(per_slice)).encode()
+        next_slice = time.monotonic()
+        try:
+            while not stop.is_set():
+                p.stdin.write(chunk)
+                p.stdin.flush()
+                sent[index] += per_slice
+                next_slice += 0.02
+                delay = next_slice - time.monotonic()
+                if delay > 0:
+                    time.sleep(delay)
+        except (BrokenPipeError, OSError):
+            pass
+        finally:
+            try:
+                p.stdin.close()
+            except OSError:
+                pass
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+
+    threads = [threading.Thread(target=publisher, args=(i, t), daemon=True)
+               for i, t in enumerate([TELEMETRY, f"{BASE}/telemetry/kitchen/{AIRPODS_T}"])]
+    flood_before = (client.request("health") or {}).get("data", {})
+    begin = time.monotonic()
+    for t in threads:
+        t.start()
+    peak, latencies, unanswered = baseline or 0, [], 0
+    while time.monotonic() - begin < seconds:
+        rss = bridge.rss_kb() or 0
+        peak = max(peak, rss)
+        t0 = time.monotonic()
+        r = client.request("health", wait=20)
+        if r is None:
+            unanswered += 1
+        else:
+            latencies.append(time.monotonic() - t0)
+        peak = max(peak, bridge.rss_kb() or 0)
+        time.sleep(0.5)
+    stop.set()
+    duration = time.monotonic() - begin
+    for t in threads:
+        t.join(40)
+    after = None
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 60:
+        after = client.request("health", wait=5)
+        if after:
+            break
+    recovered = time.monotonic() - t0
+    data = (after or {}).get("data", {})
+    received = data.get("messages_in", 0) - flood_before.get("messages_in", 0)
+    rate = received / max(duration, 1)
+    client.pub(TELEMETRY, json.dumps({"source_connected": PHONE}))
+    client.pub(TELEMETRY, json.dumps({"placement": "offHead"}))
+    time.sleep(0.3)
+    decision = expect_after(client, f"{BASE}/accessory/{AIRPODS_T}/decision",
+                            lambda: client.pub(TELEMETRY, json.dumps({"placement": "inEar"})))
+    limit_kb = 512 * 1024
+    check(f"flood: resident memory bounded (peak {peak // 1024} MiB < {limit_kb // 1024} MiB)", peak < limit_kb)
+    latencies.sort()
+    worst = latencies[-1] if latencies else None
+    asked = len(latencies) + unanswered
+    median = latencies[len(latencies) // 2] if latencies else None
+    check("flood: the bridge stays responsive (>= 90% of requests answered within 20 s, median under 1 s)",
+          asked > 0 and len(latencies) >= 0.9 * asked and median is not None and median < 1,
+          f"{unanswered} of {asked} unanswered, median {median}, slowest {worst}")
+    check("flood: recovers without restart (same process, requests answered, decisions resume)",
+          bridge.alive() and after is not None and bool(decision), f"recovered in {recovered:.1f} s")
+    figure(f"flood: {duration:.0f} s, target {target:,.0f} msg/s, published {sum(sent):,}, bridge received {received:,} "
+           f"(~{rate:,.0f} msg/s, {rate / sustainable:.1f}x the sustainable rate), dropped and counted "
+           f"(telemetry_rejected) {data.get('telemetry_rejected', 0) - flood_before.get('telemetry_rejected', 0):,}; "
+           f"recovered (request answered) {recovered:.1f} s after the flood stopped")
+    if latencies:
+        latencies.sort()
+        figure(f"flood: {asked} health requests during the flood, {unanswered} unanswered, latency median "
+               f"{latencies[len(latencies) // 2]:.2f} s, max {latencies[-1]:.2f} s")
+    figure(f"flood: RSS baseline {(baseline or 0) // 1024} MiB, peak {peak // 1024} MiB (bound asserted: 512 MiB)")
+    bridge.stop()
+    broker.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+def scenario_flood_large(binary, root, seconds):
+    print(f"== flood of 512 KiB payloads (each refused: over the 64 KiB limit) for {seconds} s", flush=True)
+    work = os.path.join(root, "flood-large")
+    os.makedirs(work)
+    broker = Broker(work)
+    broker.start()
+    client = Client(broker.port)
+    bridge = Bridge(binary, work, bridge_yaml(broker.port, os.path.join(work, "db.sqlite3")))
+    bridge.start()
+    if not check("flood-large: bridge online", wait_online(client)):
+        bridge.kill(); broker.stop(); return
+    baseline = bridge.rss_kb() or 0
+    payload_file = os.path.join(work, "large.txt")
+    with open(payload_file, "w") as f:
+        for i in range(64):
+            f.write('{"rssi":-60,"pad":"' + "x" * (512 * 1024) + '"}\n')
+    stop = threading.Event()
+
+    def publisher():
+        while not stop.is_set():
+            with open(payload_file, "rb") as src:
+                subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(broker.port), "-q", "0", "-t", TELEMETRY, "-l"],
+                               stdin=src, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+
+    threads = [threading.Thread(target=publisher, daemon=True) for _ in range(3)]
+    for t in threads:
+        t.start()
+    begin, peak, worst, unanswered = time.monotonic(), baseline, 0.0, 0
+    while time.monotonic() - begin < seconds:
+        peak = max(peak, bridge.rss_kb() or 0)
+        t0 = time.monotonic()
+        if client.request("health", wait=20) is None:
+            unanswered += 1
+        else:
+            worst = max(worst, time.monotonic() - t0)
+        peak = max(peak, bridge.rss_kb() or 0)
+        time.sleep(0.3)
+    stop.set()
+    for t in threads:
+        t.join(70)
+    after = client.request("health", wait=30) or {}
+    data = after.get("data", {})
+    check(f"flood-large: resident memory bounded (peak {peak // 1024} MiB < 512 MiB)", peak < 512 * 1024)
+    check("flood-large: requests answered within 5 s, bridge alive", unanswered == 0 and worst < 5 and bridge.alive(),
+          f"{unanswered} unanswered, slowest {worst:.2f} s")
+    figure(f"flood of 512 KiB payloads: {data.get('messages_in', 0):,} received in {seconds} s, telemetry_rejected "
+           f"{data.get('telemetry_rejected')}, RSS baseline {baseline // 1024} MiB, peak {peak // 1024} MiB, slowest request {worst:.2f} s")
+    bridge.stop()
+    broker.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+def scenario_secrets(binary, root):
+    print("== secrets: password from a file and from the environment, never in any output", flush=True)
+    for source in ["file", "environment"]:
+        work = os.path.join(root, f"secrets-{source}")
+        os.makedirs(work)
+        secret = f"Chaos-S3cret-{source}-{random.randrange(1 << 40):x}"
+        password_file = os.path.join(work, "mqtt-password")
+        with open(password_file, "w") as f:
+            f.write(secret + "\n")
+        # mosquitto with a password file and ACLs: without the right password the bridge gets nowhere.
+        subprocess.run(["mosquitto_passwd", "-c", "-b", os.path.join(work, "passwd"), "bridge", secret], check=True)
+        subprocess.run(["mosquitto_passwd", "-b", os.path.join(work, "passwd"), "observer", "observer-pw"], check=True)
+        with open(os.path.join(work, "acl"), "w") as f:
+            f.write(f"user bridge\ntopic readwrite #\nuser observer\ntopic readwrite {BASE}/#\ntopic readwrite homeassistant/#\n")
+        broker = Broker(work, extra=f"allow_anonymous false\npassword_file {work}/passwd\nacl_file {work}/acl\n")
+        with open(broker.conf) as f:
+            text = f.read().replace("allow_anonymous true\n", "")
+        with open(broker.conf, "w") as f:
+            f.write(text)
+        broker.start()
+        client = Client(broker.port, "observer", "observer-pw")
+        recorder = Recorder(broker.port, os.path.join(work, "recorded.txt"), auth=("-u", "observer", "-P", "observer-pw"))
+        line = f"  user: bridge\n  password_file: {password_file}" if source == "file" else "  user: bridge"
+        env = {"AABRIDGE_MQTT_PASSWORD": secret} if source == "environment" else {}
+        bridge = Bridge(binary, work, bridge_yaml(broker.port, os.path.join(work, "db.sqlite3"), password_line=line), env=env)
+        bridge.start()
+        online = wait_online(client)
+        client.request("accessory/rename", {"id": AIRPODS, "name": "x" * 200})  # refused: an error response
+        client.request("nonsense/request", {})
+        client.pub(f"{BASE}/bridge/request/accessory/register", "{not json")
+        time.sleep(1)
+        bridge.proc.send_signal(signal.SIGTERM)
+        bridge.proc.wait(15)
+        # validate prints the configuration summary: it must not show the secret either.
+        v = subprocess.run([binary, "validate", "--config", bridge.config], capture_output=True,
+                           env=bridge.env, timeout=30)
+        time.sleep(0.5)
+        recorder.stop()
+        with open(bridge.stderr_path, "rb") as f:
+            emitted = f.read() + b"\n".join(l.encode() for l in recorder.lines()) + v.stdout + v.stderr
+        check(f"secrets ({source}): the bridge ran with the password", online)
+        check(f"secrets ({source}): the password appears in nothing the bridge emitted "
+              f"({len(emitted):,} bytes: MQTT messages, stderr, validate output)",
+              secret.encode() not in emitted and len(emitted) > 0)
+        broker.stop()
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--short", action="store_true")
+    parser.add_argument("--only", default="")
+    parser.add_argument("--restarts", type=int)
+    parser.add_argument("--kills", type=int)
+    parser.add_argument("--flood-seconds", type=int)
+    args = parser.parse_args()
+    restarts = args.restarts or (5 if args.short else 20)
+    kills = args.kills or (10 if args.short else 50)
+    flood = args.flood_seconds or (10 if args.short else 60)
+    only = set(filter(None, args.only.split(",")))
+    root = tempfile.mkdtemp(prefix="aabridge-chaos-")
+    started = time.monotonic()
+    try:
+        for name, run in [("broker-restarts", lambda: scenario_broker_restarts(args.binary, root, restarts)),
+                          ("sigkill", lambda: scenario_sigkill(args.binary, root, kills)),
+                          ("disk-full", lambda: scenario_disk_full(args.binary, root)),
+                          ("flood", lambda: scenario_flood(args.binary, root, flood)),
+                          ("flood-large", lambda: scenario_flood_large(args.binary, root, 5 if args.short else 20)),
+                          ("secrets", lambda: scenario_secrets(args.binary, root))]:
+            if only and name not in only:
+                continue
+            try:
+                run()
+            except Exception as error:  # a broken scenario is a failure, not a crash of the suite
+                check(f"{name}: scenario ran to the end", False, repr(error))
+    finally:
+        if os.environ.get("CHAOS_KEEP"):
+            print(f"work directory kept: {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    passed = sum(1 for r in RESULTS if r[1])
+    failed = len(RESULTS) - passed
+    print("\n== figures")
+    for line in FIGURES:
+        print(f"  {line}")
+    for name, ok, detail in RESULTS:
+        if not ok:
+            print(f"  FAILED: {name}: {detail}")
+    print(f"\n{passed} passed, {failed} failed ({time.monotonic() - started:.0f} s)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
