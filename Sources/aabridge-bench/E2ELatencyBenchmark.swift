@@ -30,7 +30,7 @@ enum E2ELatencyBenchmark {
         try await probe.subscribe("aabridge/accessory/\(targetTopicID)/decision", qos: .atLeastOnce)
         try await probe.subscribe("bench/pong", qos: .atLeastOnce)
         bridge.start()
-        guard arrivals.wait(timeout: 30, until: { $0.contains { $0.topic == "aabridge/bridge/state" && E2E.object($0.payload)?["state"] as? String == "online" } }) else {
+        guard await arrivals.wait(timeout: 30, until: { $0.contains { $0.topic == "aabridge/bridge/state" && E2E.object($0.payload)?["state"] as? String == "online" } }) else {
             throw E2E.Failure("the bridge did not come online")
         }
 
@@ -70,51 +70,16 @@ enum E2ELatencyBenchmark {
             }
             try await Task.sleep(for: .milliseconds(500))
 
-            var bridgeLatencies: [Double] = []
-            var echoLatencies: [Double] = []
-            var missed = 0
-            var worn = false
-            // Warm-up samples are discarded.
-            for index in -100..<samples {
-                // The bridge: one toggle, one decision.
-                worn.toggle()
-                let payload = Array((worn ? #"{"worn":true,"hardware":"inEarBud"}"# : #"{"worn":false}"#).utf8)
-                let before = arrivals.count
-                let sentAt = E2E.nanoseconds()
-                sender.post(topic: telemetry, payload: payload, qos: .atMostOnce)
-                var arrived: UInt64?
-                _ = arrivals.wait(timeout: 1, pollMicroseconds: 50) { list in
-                    for arrival in list[before...] where arrival.topic.hasSuffix("/decision") {
-                        arrived = arrival.at
-                        return true
-                    }
-                    return false
-                }
-                if let arrived {
-                    if index >= 0 { bridgeLatencies.append(Double(arrived - sentAt) / 1000) }
-                } else if index >= 0 {
-                    missed += 1
-                }
-                // The echo: the same two hops without the bridge.
-                let beforeEcho = arrivals.count
-                let pingAt = E2E.nanoseconds()
-                sender.post(topic: "bench/ping", payload: payload, qos: .atMostOnce)
-                var pong: UInt64?
-                _ = arrivals.wait(timeout: 1, pollMicroseconds: 50) { list in
-                    for arrival in list[beforeEcho...] where arrival.topic == "bench/pong" {
-                        pong = arrival.at
-                        return true
-                    }
-                    return false
-                }
-                if let pong, index >= 0 { echoLatencies.append(Double(pong - pingAt) / 1000) }
-                usleep(300)
+            // The samples run on their own thread: waiting must not hold the cooperative
+            // pool the in-process bridge runs on.
+            let (bridgeSamples, echoSamples, missed) = await E2E.onThread {
+                sample(count: samples, sender: sender, arrivals: arrivals, telemetry: telemetry)
             }
+            let bridgeLatencies = bridgeSamples.sorted()
+            let echoLatencies = echoSamples.sorted()
             running.store(false, ordering: .relaxed)
             await loadThread.value
 
-            bridgeLatencies.sort()
-            echoLatencies.sort()
             let label = Int(load)
             var line: [String] = []
             for (name, p) in [("p50", 50.0), ("p99", 99.0), ("p99_9", 99.9)] {
@@ -132,5 +97,48 @@ enum E2ELatencyBenchmark {
         echoTask.cancel()
         await bridge.stop()
         for client in [probe, echo, sender, loader] { await client.disconnect() }
+    }
+
+    /// `count` bridge samples (one worn toggle -> one decision) interleaved with echo samples
+    /// (ping -> pong through the echo client), after 100 discarded warm-up rounds.
+    static func sample(count: Int, sender: MQTTClient, arrivals: E2E.Recorder, telemetry: String) -> ([Double], [Double], Int) {
+        var bridgeLatencies: [Double] = []
+        var echoLatencies: [Double] = []
+        var missed = 0
+        var worn = false
+        for index in -100..<count {
+            worn.toggle()
+            let payload = Array((worn ? #"{"worn":true,"hardware":"inEarBud"}"# : #"{"worn":false}"#).utf8)
+            let before = arrivals.count
+            let sentAt = E2E.nanoseconds()
+            sender.post(topic: telemetry, payload: payload, qos: .atMostOnce)
+            var arrived: UInt64?
+            _ = arrivals.waitBlocking(timeout: 1) { list in
+                for arrival in list[before...] where arrival.topic.hasSuffix("/decision") {
+                    arrived = arrival.at
+                    return true
+                }
+                return false
+            }
+            if let arrived {
+                if index >= 0 { bridgeLatencies.append(Double(arrived - sentAt) / 1000) }
+            } else if index >= 0 {
+                missed += 1
+            }
+            let beforeEcho = arrivals.count
+            let pingAt = E2E.nanoseconds()
+            sender.post(topic: "bench/ping", payload: payload, qos: .atMostOnce)
+            var pong: UInt64?
+            _ = arrivals.waitBlocking(timeout: 1) { list in
+                for arrival in list[beforeEcho...] where arrival.topic == "bench/pong" {
+                    pong = arrival.at
+                    return true
+                }
+                return false
+            }
+            if let pong, index >= 0 { echoLatencies.append(Double(pong - pingAt) / 1000) }
+            usleep(300)
+        }
+        return (bridgeLatencies, echoLatencies, missed)
     }
 }

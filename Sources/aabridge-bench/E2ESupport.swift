@@ -177,8 +177,19 @@ enum E2E {
         func snapshot() -> [Arrival] { storage.arrivals.withLock { $0 } }
         func arrival(at index: Int) -> Arrival? { storage.arrivals.withLock { index < $0.count ? $0[index] : nil } }
 
-        /// Waits until `condition` holds on what arrived (true) or `timeout` seconds pass (false).
-        func wait(timeout: Double, pollMicroseconds: UInt32 = 1_000, until condition: ([Arrival]) -> Bool) -> Bool {
+        /// Waits until `condition` holds on what arrived (true) or `timeout` seconds pass (false),
+        /// without holding a thread of the cooperative pool (the in-process bridge needs them).
+        func wait(timeout: Double, pollMicroseconds: Int = 1_000, until condition: ([Arrival]) -> Bool) async -> Bool {
+            let deadline = E2E.nanoseconds() + UInt64(timeout * 1e9)
+            while E2E.nanoseconds() < deadline {
+                if storage.arrivals.withLock({ condition($0) }) { return true }
+                try? await Task.sleep(for: .microseconds(pollMicroseconds))
+            }
+            return storage.arrivals.withLock { condition($0) }
+        }
+
+        /// The same, blocking: only for code running on its own thread (``E2E/onThread(_:)``).
+        func waitBlocking(timeout: Double, pollMicroseconds: UInt32 = 50, until condition: ([Arrival]) -> Bool) -> Bool {
             let deadline = E2E.nanoseconds() + UInt64(timeout * 1e9)
             while E2E.nanoseconds() < deadline {
                 if storage.arrivals.withLock({ condition($0) }) { return true }
@@ -233,6 +244,17 @@ enum E2E {
             thread.stackSize = 1 << 20
             thread.start()
         }
+    }
+
+    /// Runs `body` on its own thread and returns its result.
+    static func onThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+        let box = ResultBox<Result>()
+        await onThread { box.value.withLock { $0 = body() } }
+        return box.value.withLock { $0! }
+    }
+
+    final class ResultBox<Value: Sendable>: Sendable {
+        let value = Mutex<Value?>(nil)
     }
 
     /// Posts `count` messages from `make` at `rate` per second (nil: as fast as possible),

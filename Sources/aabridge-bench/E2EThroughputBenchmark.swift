@@ -80,7 +80,7 @@ enum E2EThroughputBenchmark {
         try await probe.subscribe("aabridge/bridge/state", qos: .atLeastOnce)
         try await probe.subscribe("aabridge/bridge/response/health", qos: .atLeastOnce)
         bridge.start()
-        guard responses.wait(timeout: 30, until: { $0.contains { $0.topic == "aabridge/bridge/state" && E2E.object($0.payload)?["state"] as? String == "online" } }) else {
+        guard await responses.wait(timeout: 30, until: { $0.contains { $0.topic == "aabridge/bridge/state" && E2E.object($0.payload)?["state"] as? String == "online" } }) else {
             throw E2E.Failure("the bridge did not come online")
         }
 
@@ -107,7 +107,7 @@ enum E2EThroughputBenchmark {
             try await probe.publish(topic: "aabridge/bridge/request/health", string: #"{"transaction":\#(transaction)}"#, qos: .atLeastOnce)
             var found: [String: Any]?
             let tx = transaction
-            _ = responses.wait(timeout: 60) { arrivals in
+            _ = await responses.wait(timeout: 60) { arrivals in
                 let list = arrivals.filter { $0.topic == responseTopic }
                 guard list.count > before else { return false }
                 for arrival in list[before...] {
@@ -157,7 +157,7 @@ enum E2EThroughputBenchmark {
             let publishSeconds = await publish(bridgeStream, requestTopic: "aabridge/bridge/request/health", count: count, qos: qos, rate: rate, tag: tag)
             let timeout = max(20, Double(count) / 5_000)
             var end = E2E.nanoseconds()
-            let completed = responses.wait(timeout: timeout) { arrivals in
+            let completed = await responses.wait(timeout: timeout) { arrivals in
                 let list = arrivals.filter { $0.topic == responseTopic }
                 guard list.count >= responsesBefore + publishers else { return false }
                 end = list[(responsesBefore + publishers - 1)].at

@@ -58,7 +58,7 @@ enum MemoryBenchmark {
                                      output: workspace.directory + "/aabridge.log")
         defer { child.stop() }
         var online: UInt64?
-        _ = arrivals.wait(timeout: 120, pollMicroseconds: 200) { list in
+        _ = await arrivals.wait(timeout: 120, pollMicroseconds: 200) { list in
             for arrival in list where arrival.topic == "aabridge/bridge/state" {
                 if E2E.object(arrival.payload)?["state"] as? String == "online" {
                     online = arrival.at
