@@ -16,7 +16,11 @@ enum E2ELatencyBenchmark {
     static let loads: [Double] = [100, 5_000]
 
     static func run() async throws {
-        let broker = try MosquittoBroker()
+        for noDelay in [false, true] { try await run(noDelay: noDelay) }
+    }
+
+    static func run(noDelay: Bool) async throws {
+        let broker = try E2E.Broker(noDelay: noDelay)
         defer { broker.stop() }
         let background = 1_000
         let workspace = try E2E.Workspace(accessories: background + 1, tag: "latency")
@@ -49,7 +53,7 @@ enum E2ELatencyBenchmark {
         sender.post(topic: telemetry, payload: Array(#"{"sources":["11:22:33:44:55:66"]}"#.utf8), qos: .atLeastOnce)
         try await Task.sleep(for: .milliseconds(200))
 
-        print("e2e-latency: route change -> decision, debounce 0, \(samples) samples per load, \(background) background accessories")
+        print("e2e-latency: route change -> decision, debounce 0, \(samples) samples per load, \(background) background accessories, broker set_tcp_nodelay \(noDelay)")
         for load in loads {
             // Background load on its own thread until the samples are done.
             let running = Atomic<Bool>(true)
@@ -80,7 +84,7 @@ enum E2ELatencyBenchmark {
             running.store(false, ordering: .relaxed)
             await loadThread.value
 
-            let label = Int(load)
+            let label = "\(Int(load))\(noDelay ? "_nodelay" : "")"
             var line: [String] = []
             for (name, p) in [("p50", 50.0), ("p99", 99.0), ("p99_9", 99.9)] {
                 let b = E2E.percentile(bridgeLatencies, p)

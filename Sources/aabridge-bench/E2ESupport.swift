@@ -10,6 +10,38 @@ import TestSupport
 /// prepared database and configuration, the bridge in-process, MQTT probes that time what
 /// arrives, and a paced publisher. Everything talks to 127.0.0.1 only.
 enum E2E {
+    /// A mosquitto on a free loopback port, configured as TestSupport's MosquittoBroker
+    /// (anonymous, no persistence, max_queued_messages 100000), optionally with
+    /// `set_tcp_nodelay true`: mosquitto's default leaves Nagle on for its client sockets.
+    final class Broker: Sendable {
+        let port: Int
+        let directory: String
+        private let process: ChildProcess
+
+        init(noDelay: Bool) throws {
+            directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-bench-broker-\(UUID().uuidString)").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            port = try FreePort.find()
+            var lines = ["persistence false", "log_dest file \(directory)/mosquitto.log", "log_type error", "log_type warning",
+                         "user root", "per_listener_settings false", "max_queued_messages 100000", "allow_anonymous true"]
+            if noDelay { lines.append("set_tcp_nodelay true") }
+            lines.append("listener \(port) 127.0.0.1")
+            try (lines.joined(separator: "\n") + "\n").write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
+            process = try ChildProcess(path: "/usr/sbin/mosquitto", arguments: ["-c", directory + "/mosquitto.conf"])
+            guard FreePort.waitUntilListening(port: port, timeout: 10) else {
+                process.stop()
+                throw Failure("mosquitto did not listen on 127.0.0.1:\(port)")
+            }
+        }
+
+        func stop() { if process.isRunning { process.stop() } }
+
+        deinit {
+            stop()
+            try? FileManager.default.removeItem(atPath: directory)
+        }
+    }
+
     /// The address of registered accessory `n` (n < 2^20).
     static func accessoryID(_ n: Int) -> AccessoryKit.BluetoothAddress {
         AccessoryKit.BluetoothAddress(rawValue: 0xA0B0_C000_0000 | UInt64(n))
@@ -137,7 +169,7 @@ enum E2E {
     }
 
     /// A connected client on the loopback broker.
-    static func client(_ broker: MosquittoBroker, _ name: String, bufferLimit: Int? = nil) async throws -> MQTTClient {
+    static func client(_ broker: Broker, _ name: String, bufferLimit: Int? = nil) async throws -> MQTTClient {
         var configuration = MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: "\(name)-\(UUID().uuidString.prefix(8))")
         configuration.messageBufferLimit = bufferLimit
         let client = try MQTTClient(configuration: configuration)

@@ -69,7 +69,7 @@ enum E2EThroughputBenchmark {
     }
 
     static func run(accessories: Int) async throws {
-        let broker = try MosquittoBroker()
+        let broker = try E2E.Broker(noDelay: false)
         defer { broker.stop() }
         let workspace = try E2E.Workspace(accessories: accessories, tag: "e2e")
         let bridge = try E2E.InProcessBridge(workspace: workspace, port: broker.port)

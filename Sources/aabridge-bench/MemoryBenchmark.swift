@@ -46,7 +46,7 @@ enum MemoryBenchmark {
     }
 
     static func measure(executable: String, workspace: E2E.Workspace) async throws -> Sample {
-        let broker = try MosquittoBroker()
+        let broker = try E2E.Broker(noDelay: false)
         defer { broker.stop() }
         let configuration = try workspace.writeConfiguration(port: broker.port)
         let probe = try await E2E.client(broker, "bench-memory")
