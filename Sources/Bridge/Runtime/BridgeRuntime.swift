@@ -28,6 +28,8 @@ public final class BridgeRuntime {
     /// The product of each known accessory, kept in step with the engine's outputs so the
     /// advertisement path needs no snapshot.
     var productOfAccessory: [AccessoryKit.BluetoothAddress: String] = [:]
+    /// Each accessory's last serialized state object, reused for `bridge/accessories`.
+    var serializedStatuses: [AccessoryKit.BluetoothAddress: (status: AccessoryStatus, bytes: [UInt8])] = [:]
 
     var engine: BridgeEngine
     var gateways = GatewayTracker()
