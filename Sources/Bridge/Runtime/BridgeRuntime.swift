@@ -29,7 +29,7 @@ public final class BridgeRuntime {
     /// advertisement path needs no snapshot.
     var productOfAccessory: [AccessoryKit.BluetoothAddress: String] = [:]
     /// Each accessory's last serialized state object, reused for `bridge/accessories`.
-    var serializedStatuses: [AccessoryKit.BluetoothAddress: (status: AccessoryStatus, bytes: [UInt8])] = [:]
+    var serializedStatuses: [AccessoryKit.BluetoothAddress: (hash: Int, bytes: [UInt8])] = [:]
 
     var engine: BridgeEngine
     var gateways = GatewayTracker()
