@@ -258,6 +258,13 @@ enum E2E {
         var lastArrival: UInt64 { storage.last.load(ordering: .relaxed) }
     }
 
+    /// CPU time (user + system) of this process so far, in seconds.
+    static func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+    }
+
     /// Monotonic nanoseconds.
     static func nanoseconds() -> UInt64 {
         var time = timespec()

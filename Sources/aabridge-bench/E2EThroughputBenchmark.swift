@@ -28,6 +28,10 @@ enum E2EThroughputBenchmark {
         var publishSeconds: Double
         var lost: Int
         var completed: Bool
+        /// CPU time (user + system) this whole process spent during the run, per message:
+        /// publishers, probe and consumer alike, so bridge minus plain is the bridge's own
+        /// cost, much less noisy on a shared machine than the rates.
+        var cpuMicrosecondsPerMessage: Double = 0
         var rate: Double { Double(messages) / seconds }
     }
 
@@ -147,6 +151,7 @@ enum E2EThroughputBenchmark {
 
         func measureBridge(count: Int, qos: MQTTQoS, rate: Double?) async throws -> RunResult {
             let before = try await health()
+            let cpu0 = E2E.processCPUSeconds()
             let messagesIn0 = before["messages_in"] as? Int ?? 0
             let rejected0 = before["telemetry_rejected"] as? Int ?? 0
             let start = E2E.nanoseconds()
@@ -164,6 +169,7 @@ enum E2EThroughputBenchmark {
                 return true
             }
             if !completed { end = E2E.nanoseconds() }
+            let cpu = E2E.processCPUSeconds() - cpu0
             // Backlog drops are counted on the next tick (every 50 ms).
             try await Task.sleep(for: .milliseconds(150))
             let after = try await health()
@@ -171,13 +177,15 @@ enum E2EThroughputBenchmark {
             let rejected = (after["telemetry_rejected"] as? Int ?? 0) - rejected0
             let sent = (count / publishers) * publishers
             let lost = max(0, sent + publishers - received) + rejected
-            return RunResult(messages: sent, seconds: Double(end - start) / 1e9, publishSeconds: publishSeconds, lost: lost, completed: completed)
+            return RunResult(messages: sent, seconds: Double(end - start) / 1e9, publishSeconds: publishSeconds, lost: lost, completed: completed,
+                             cpuMicrosecondsPerMessage: cpu * 1e6 / Double(sent))
         }
 
         func measurePlain(count: Int, qos: MQTTQoS, rate: Double?) async throws -> RunResult {
             let base = counter.count
             let sent = (count / publishers) * publishers
             let expected = sent + publishers
+            let cpu0 = E2E.processCPUSeconds()
             let start = E2E.nanoseconds()
             transaction += 2
             let publishSeconds = await publish(plainStream, requestTopic: "prob/bridge/request/health", count: count, qos: qos, rate: rate, tag: transaction)
@@ -195,8 +203,10 @@ enum E2EThroughputBenchmark {
                 }
             }
             let received = counter.count - base
+            let cpu = E2E.processCPUSeconds() - cpu0
             return RunResult(messages: sent, seconds: Double(counter.lastArrival - start) / 1e9, publishSeconds: publishSeconds,
-                             lost: max(0, expected - received), completed: received >= expected)
+                             lost: max(0, expected - received), completed: received >= expected,
+                             cpuMicrosecondsPerMessage: cpu * 1e6 / Double(sent))
         }
 
         print("e2e-throughput: \(accessories) registered accessories, \(publishers) OpenMQTTGateway publishers, \(messagesPerRun) messages per run")
@@ -211,11 +221,16 @@ enum E2EThroughputBenchmark {
         var bridgeRates: [Double] = []
         var plainRates: [Double] = []
         var ratios: [Double] = []
+        var cpuBridge: [Double] = []
+        var cpuPlain: [Double] = []
         for repetition in 0..<repetitions {
             let b = try await measureBridge(count: messagesPerRun, qos: .atLeastOnce, rate: nil)
             let s = try await measurePlain(count: messagesPerRun, qos: .atLeastOnce, rate: nil)
             print("  qos1 run \(repetition + 1): bridge \(E2E.format(b.rate, 0)) msg/s (lost \(b.lost)\(b.completed ? "" : ", INCOMPLETE"); publishers took \(E2E.format(b.publishSeconds, 2)) s), "
-                + "plain \(E2E.format(s.rate, 0)) msg/s (lost \(s.lost)); ratio \(E2E.format(b.rate / s.rate, 3))")
+                + "plain \(E2E.format(s.rate, 0)) msg/s (lost \(s.lost)); ratio \(E2E.format(b.rate / s.rate, 3)); "
+                + "process CPU per message: bridge run \(E2E.format(b.cpuMicrosecondsPerMessage, 2)) us, plain run \(E2E.format(s.cpuMicrosecondsPerMessage, 2)) us")
+            cpuBridge.append(b.cpuMicrosecondsPerMessage)
+            cpuPlain.append(s.cpuMicrosecondsPerMessage)
             if b.lost == 0 && b.completed { bridgeRates.append(b.rate) }
             if s.lost == 0 && s.completed { plainRates.append(s.rate) }
             if b.lost == 0 && s.lost == 0 && b.completed && s.completed { ratios.append(b.rate / s.rate) }
@@ -225,6 +240,9 @@ enum E2EThroughputBenchmark {
         print("e2e.qos1_bridge_msgs_per_s_\(label) \(E2E.format(median(bridgeRates), 0)) msg/s")
         print("e2e.qos1_plain_msgs_per_s_\(label) \(E2E.format(median(plainRates), 0)) msg/s")
         print("e2e.qos1_ratio_bridge_plain_\(label) \(E2E.format(median(ratios), 3)) ratio")
+        cpuBridge.sort(); cpuPlain.sort()
+        print("e2e.qos1_cpu_us_per_msg_bridge_run_\(label) \(E2E.format(median(cpuBridge), 2)) us")
+        print("e2e.qos1_cpu_us_per_msg_plain_run_\(label) \(E2E.format(median(cpuPlain), 2)) us")
 
         // QoS 0 flat out: the loss when the publishers outrun the consumer.
         let b0 = try await measureBridge(count: messagesPerRun, qos: .atMostOnce, rate: nil)
