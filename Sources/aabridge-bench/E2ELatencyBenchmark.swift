@@ -53,7 +53,7 @@ enum E2ELatencyBenchmark {
         sender.post(topic: telemetry, payload: Array(#"{"sources":["11:22:33:44:55:66"]}"#.utf8), qos: .atLeastOnce)
         try await Task.sleep(for: .milliseconds(200))
 
-        print("e2e-latency: route change -> decision, debounce 0, \(samples) samples per load, \(background) background accessories, broker set_tcp_nodelay \(noDelay)")
+        print("e2e-latency: route change -> decision, debounce 0, \(noDelay ? samples : samples / 3) samples per load, \(background) background accessories, broker set_tcp_nodelay \(noDelay)")
         for load in loads {
             // Background load on its own thread until the samples are done.
             let running = Atomic<Bool>(true)
