@@ -34,6 +34,8 @@ public final class BridgeRuntime {
     /// message per advertisement.
     var statePublishedAt: [AccessoryKit.BluetoothAddress: Timestamp] = [:]
     static let stateRefreshMilliseconds: Int64 = 30_000
+    /// Each accessory's last serialized state object, reused for `bridge/accessories`.
+    var serializedStatuses: [AccessoryKit.BluetoothAddress: (hash: Int, bytes: [UInt8])] = [:]
 
     var engine: BridgeEngine
     /// Home Assistant discovery, when `homeassistant.enabled`.
