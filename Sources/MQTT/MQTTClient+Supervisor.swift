@@ -23,6 +23,7 @@ extension MQTTClient {
             var failure: MQTTError?
             if rc == MOSQ_ERR_SUCCESS.rawValue {
                 repeat {
+                    acknowledgeQuickly(mosq)
                     rc = mosquitto_loop(mosq, 1000, 1)
                 } while rc == MOSQ_ERR_SUCCESS.rawValue && !isStopping
                 if isStopping {
@@ -58,6 +59,17 @@ extension MQTTClient {
             _ = wakeUp.wait(timeout: .now() + .milliseconds(milliseconds))
         }
         finishSupervisor()
+    }
+
+    /// Asks the kernel to acknowledge what arrives next at once (Linux's quick-ack mode
+    /// lapses, so this is renewed before every read). Brokers leave Nagle's algorithm on by
+    /// default (mosquitto's `set_tcp_nodelay false`): with a delayed ACK here, a small
+    /// message to this client then waits up to 40 ms behind the previous one's ACK.
+    private func acknowledgeQuickly(_ mosq: OpaquePointer) {
+        let fd = mosquitto_socket(mosq)
+        guard fd >= 0 else { return }
+        var on: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &on, socklen_t(MemoryLayout<Int32>.size))
     }
 
     private var isStopping: Bool {
