@@ -79,7 +79,10 @@ extension MQTTClient {
 
     fileprivate func received(_ message: MQTTMessage) {
         state.withLock { $0.statistics.messagesIn += 1 }
-        messageContinuation.yield(message)
+        if case .dropped = messageContinuation.yield(message) {
+            // The stream is full (messageBufferLimit): the oldest message was dropped.
+            state.withLock { $0.statistics.messagesDropped += 1 }
+        }
     }
 }
 

@@ -367,6 +367,8 @@ public final class MQTTClient: Sendable {
 public struct MQTTStatistics: Sendable, Hashable {
     public var messagesIn = 0
     public var messagesOut = 0
+    /// Incoming messages dropped because the message stream was full (`messageBufferLimit`).
+    public var messagesDropped = 0
     /// Successful connections after the first one.
     public var reconnects = 0
     public var failedAttempts = 0

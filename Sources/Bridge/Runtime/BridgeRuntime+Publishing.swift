@@ -172,7 +172,9 @@ extension BridgeRuntime {
             "rss_bytes": .int(ResidentMemory.bytes()),
             "messages_in": .int(statistics.messagesIn),
             "messages_out": .int(statistics.messagesOut),
-            "telemetry_rejected": .int(counters.telemetryRejected),
+            // Dropped by the backlog, refused by a parser, or dropped by the MQTT client's
+            // full message stream (messageBufferLimit).
+            "telemetry_rejected": .int(counters.telemetryRejected + statistics.messagesDropped),
             "decisions": .int(counters.decisions),
             "errors": .int(counters.errors),
             "mqtt_reconnects": .int(statistics.reconnects),
