@@ -113,8 +113,7 @@ final class BridgeHarness {
     let directory: URL
     let configuration: BridgeConfiguration
     let yaml: String
-    private(set) var runtime: BridgeRuntime?
-    private var task: Task<Int32, Never>?
+    private let runner: RuntimeRunner
 
     var databasePath: String { directory.appendingPathComponent("aabridge.sqlite3").path }
 
@@ -137,6 +136,8 @@ final class BridgeHarness {
                          mqttExtra: mqttExtra, debounce: debounceMilliseconds, availability: availabilityTimeoutSeconds,
                          health: healthIntervalSeconds, homeAssistant: homeAssistant, headphonesIRK: headphonesIRK)
         configuration = try ConfigurationTestSupport.load(yaml)
+        runner = RuntimeRunner(configuration: configuration,
+                               databasePath: self.directory.appendingPathComponent("aabridge.sqlite3").path)
     }
 
     static func yaml(server: String, database: String, mqttExtra: String = "", debounce: Int = 0,
@@ -222,28 +223,12 @@ final class BridgeHarness {
 
     /// Opens the store, starts the runtime and waits until `bridge/state` is online.
     func start(observer: Observer, clock: @escaping @Sendable () -> Timestamp = BridgeClock.now) async throws {
-        let store = try AccessoryStore(path: databasePath)
-        let runtime = try BridgeRuntime(configuration: configuration, store: store, clock: clock)
-        // The runtime is driven by its own task; the test only calls stop() on it, which
-        // just yields into the runtime's event stream (thread-safe).
-        nonisolated(unsafe) let unsafeRuntime = runtime
-        self.runtime = runtime
-        task = Task { await unsafeRuntime.run(signals: nil) }
-        let online = await observer.messages.wait(timeout: .seconds(30)) { elements in
-            elements.contains { $0.topic == "aabridge/bridge/state" && $0.payloadString == #"{"state":"online"}"# }
-        }
-        guard online else { throw BrokerError("the bridge did not come online") }
+        try await runner.start(observer: observer, clock: clock)
     }
 
     /// Stops the runtime cleanly and returns its exit status.
     @discardableResult
-    func stop() async -> Int32? {
-        guard let runtime, let task else { return nil }
-        self.runtime = nil
-        self.task = nil
-        runtime.stop()
-        return await task.value
-    }
+    func stop() async -> Int32? { await runner.stop() }
 
     func removeDirectory() { try? FileManager.default.removeItem(at: directory) }
 }

@@ -23,44 +23,26 @@ final class JumpingClock: Sendable {
 /// One in-process runtime with an injected clock and any configuration (BridgeHarness starts
 /// its own configuration with the real clock).
 final class ClockedBridge {
-    let configuration: BridgeConfiguration
-    let databasePath: String
     let clock = JumpingClock()
-    private var runtime: BridgeRuntime?
-    private var task: Task<Int32, Never>?
+    private let runner: RuntimeRunner
+    var configuration: BridgeConfiguration { runner.configuration }
+    var databasePath: String { runner.databasePath }
 
-    init(harness: BridgeHarness) {
-        configuration = harness.configuration
-        databasePath = harness.databasePath
+    convenience init(harness: BridgeHarness) {
+        self.init(configuration: harness.configuration, databasePath: harness.databasePath)
     }
 
     init(configuration: BridgeConfiguration, databasePath: String) {
-        self.configuration = configuration
-        self.databasePath = databasePath
+        runner = RuntimeRunner(configuration: configuration, databasePath: databasePath)
     }
 
     /// Starts the runtime; waits for `bridge/state` online unless `waitOnline` is false.
     func start(observer: Observer, waitOnline: Bool = true) async throws {
-        let store = try AccessoryStore(path: databasePath)
-        let runtime = try BridgeRuntime(configuration: configuration, store: store, clock: clock.now)
-        nonisolated(unsafe) let unsafeRuntime = runtime
-        self.runtime = runtime
-        task = Task { await unsafeRuntime.run(signals: nil) }
-        guard waitOnline else { return }
-        let online = await observer.messages.wait(timeout: .seconds(30)) { elements in
-            elements.contains { $0.topic == "aabridge/bridge/state" && $0.payloadString == #"{"state":"online"}"# }
-        }
-        guard online else { throw BrokerError("the bridge did not come online") }
+        try await runner.start(observer: observer, clock: clock.now, waitOnline: waitOnline)
     }
 
     @discardableResult
-    func stop() async -> Int32? {
-        guard let runtime, let task else { return nil }
-        self.runtime = nil
-        self.task = nil
-        runtime.stop()
-        return await task.value
-    }
+    func stop() async -> Int32? { await runner.stop() }
 }
 
 /// Like ``withBridge``, with the runtime's clock in the test's hands.

@@ -1,0 +1,47 @@
+import AccessoryKit
+import Foundation
+@testable import Bridge
+import Storage
+import TestSupport
+
+/// Runs one ``BridgeRuntime`` in the test process on a configuration and a database: the
+/// part that ``BridgeHarness`` (its own configuration, the wall clock) and ``ClockedBridge``
+/// (any configuration, an injected clock) share.
+final class RuntimeRunner {
+    let configuration: BridgeConfiguration
+    let databasePath: String
+    private var runtime: BridgeRuntime?
+    private var task: Task<Int32, Never>?
+
+    init(configuration: BridgeConfiguration, databasePath: String) {
+        self.configuration = configuration
+        self.databasePath = databasePath
+    }
+
+    /// Opens the store and starts the runtime; waits for `bridge/state` online unless
+    /// `waitOnline` is false.
+    func start(observer: Observer, clock: @escaping @Sendable () -> Timestamp, waitOnline: Bool = true) async throws {
+        let store = try AccessoryStore(path: databasePath)
+        let runtime = try BridgeRuntime(configuration: configuration, store: store, clock: clock)
+        // The runtime is driven by its own task; the test only calls stop() on it, which
+        // just yields into the runtime's event stream (thread-safe).
+        nonisolated(unsafe) let unsafeRuntime = runtime
+        self.runtime = runtime
+        task = Task { await unsafeRuntime.run(signals: nil) }
+        guard waitOnline else { return }
+        let online = await observer.messages.wait(timeout: .seconds(30)) { elements in
+            elements.contains { $0.topic == "aabridge/bridge/state" && $0.payloadString == #"{"state":"online"}"# }
+        }
+        guard online else { throw BrokerError("the bridge did not come online") }
+    }
+
+    /// Stops the runtime cleanly and returns its exit status (nil when it was not running).
+    @discardableResult
+    func stop() async -> Int32? {
+        guard let runtime, let task else { return nil }
+        self.runtime = nil
+        self.task = nil
+        runtime.stop()
+        return await task.value
+    }
+}
