@@ -1,8 +1,9 @@
-/// Hexadecimal helpers shared by addresses, UUIDs and descriptor blobs; no Foundation.
-enum Hex {
+/// Hexadecimal helpers shared by addresses, UUIDs and descriptor blobs (and by the store and
+/// the configuration loader, which depend on this module); no Foundation.
+public enum Hex {
     /// The value of one ASCII hex digit, or nil.
     @inline(__always)
-    static func nibble(_ c: UInt8) -> UInt8? {
+    public static func nibble(_ c: UInt8) -> UInt8? {
         switch c {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): return c &- UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): return c &- UInt8(ascii: "a") &+ 10
@@ -12,7 +13,7 @@ enum Hex {
     }
 
     /// Bytes from an even-length hex string (optional `0x` prefix), or nil when malformed.
-    static func bytes(_ text: some StringProtocol) -> [UInt8]? {
+    public static func bytes(_ text: some StringProtocol) -> [UInt8]? {
         var utf8 = Array(text.utf8)
         if utf8.count >= 2, utf8[0] == UInt8(ascii: "0"), utf8[1] | 0x20 == UInt8(ascii: "x") {
             utf8.removeFirst(2)
@@ -32,7 +33,7 @@ enum Hex {
     private static let digits: [Character] = Array("0123456789ABCDEF")
 
     /// Upper-case hex of the bytes, no separators.
-    static func string(_ bytes: some Sequence<UInt8>) -> String {
+    public static func string(_ bytes: some Sequence<UInt8>) -> String {
         var text = ""
         for byte in bytes {
             text.append(digits[Int(byte >> 4)])

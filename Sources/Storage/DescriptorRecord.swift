@@ -28,10 +28,10 @@ struct DescriptorRecord: Codable, Equatable {
         name = descriptor.bluetoothNameSubstring
         // Defaults are left out so a typical descriptor stays a few dozen bytes.
         nameCompare = descriptor.bluetoothNameCompare == .literal ? nil : descriptor.bluetoothNameCompare.rawValue
-        manufacturerBlob = descriptor.bluetoothManufacturerDataBlob.map(HexText.string)
-        manufacturerMask = descriptor.bluetoothManufacturerDataMask.map(HexText.string)
-        serviceBlob = descriptor.bluetoothServiceDataBlob.map(HexText.string)
-        serviceMask = descriptor.bluetoothServiceDataMask.map(HexText.string)
+        manufacturerBlob = descriptor.bluetoothManufacturerDataBlob.map(Hex.string)
+        manufacturerMask = descriptor.bluetoothManufacturerDataMask.map(Hex.string)
+        serviceBlob = descriptor.bluetoothServiceDataBlob.map(Hex.string)
+        serviceMask = descriptor.bluetoothServiceDataMask.map(Hex.string)
         range = descriptor.bluetoothRange == .default ? nil : descriptor.bluetoothRange.rawValue
         ssid = descriptor.ssid
         ssidPrefix = descriptor.ssidPrefix
@@ -53,7 +53,7 @@ struct DescriptorRecord: Codable, Equatable {
         }
         func bytes(_ text: String?) -> [UInt8]?? {
             guard let text else { return .some(nil) }
-            guard let bytes = HexText.bytes(text) else { return nil }
+            guard let bytes = Hex.bytes(text) else { return nil }
             return .some(bytes)
         }
         guard let manufacturerBlob = bytes(manufacturerBlob), let manufacturerMask = bytes(manufacturerMask),
