@@ -51,6 +51,22 @@ enum Command {
         }
     }
 
+    /// The configuration file named by `--config`, or the default.
+    static func configurationPath(_ options: [String]) -> String {
+        value(of: "--config", in: options) ?? ConfigurationLoader.defaultPath
+    }
+
+    /// Loads the configuration named by `--config`; on failure prints every error with its key
+    /// path and returns nil (the caller exits with `ConfigurationErrors.exitStatus`).
+    static func loadConfiguration(_ options: [String]) -> BridgeConfiguration? {
+        switch ConfigurationLoader.load(path: configurationPath(options)) {
+        case .success(let configuration): return configuration
+        case .failure(let errors):
+            printError(errors.description)
+            return nil
+        }
+    }
+
     /// The value after `--flag`, or nil.
     static func value(of flag: String, in options: [String]) -> String? {
         guard let index = options.firstIndex(of: flag), index + 1 < options.count else { return nil }

@@ -8,7 +8,7 @@ import MQTT
 /// systemd watchdogs: it judges the running bridge from the outside, as a user would.
 enum HealthcheckCommand {
     static func run(options: [String]) async -> Int32 {
-        let path = Command.value(of: "--config", in: options) ?? "config/aabridge.yaml"
+        let path = Command.configurationPath(options)
         let configuration: BridgeConfiguration
         switch ConfigurationLoader.load(path: path) {
         case .success(let loaded): configuration = loaded

@@ -6,14 +6,7 @@ import Storage
 /// the database (exit 1 with a clear reason), then runs the bridge until SIGTERM/SIGINT.
 enum RunCommand {
     static func run(options: [String]) async -> Int32 {
-        let path = Command.value(of: "--config", in: options) ?? "config/aabridge.yaml"
-        let configuration: BridgeConfiguration
-        switch ConfigurationLoader.load(path: path) {
-        case .success(let loaded): configuration = loaded
-        case .failure(let errors):
-            printError(errors.description)
-            return ConfigurationErrors.exitStatus
-        }
+        guard let configuration = Command.loadConfiguration(options) else { return ConfigurationErrors.exitStatus }
         let store: AccessoryStore
         do {
             store = try AccessoryStore(path: configuration.storage.path)
@@ -48,7 +41,7 @@ enum RunCommand {
 /// `aabridge validate`: the same checks as `run`, without connecting.
 enum ValidateCommand {
     static func run(options: [String]) -> Int32 {
-        let path = Command.value(of: "--config", in: options) ?? "config/aabridge.yaml"
+        let path = Command.configurationPath(options)
         let (status, report) = ConfigurationLoader.validate(path: path)
         if status == 0 { print(report) } else { printError(report) }
         return status

@@ -17,18 +17,11 @@ enum SimulateCommand {
     }
 
     static func run(options: [String]) async -> Int32 {
-        let path = Command.value(of: "--config", in: options) ?? "config/aabridge.yaml"
         guard let scenario = Command.value(of: "--scenario", in: options) else {
             printError("aabridge simulate: --scenario FILE is required")
             return 2
         }
-        let configuration: BridgeConfiguration
-        switch ConfigurationLoader.load(path: path) {
-        case .success(let loaded): configuration = loaded
-        case .failure(let errors):
-            printError(errors.description)
-            return ConfigurationErrors.exitStatus
-        }
+        guard let configuration = Command.loadConfiguration(options) else { return ConfigurationErrors.exitStatus }
         let steps: [Step]
         do {
             steps = try parse(scenario: scenario)
