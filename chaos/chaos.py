@@ -39,12 +39,18 @@ TELEMETRY = f"{BASE}/telemetry/livingroom/{AIRPODS_T}"
 
 RESULTS = []   # (name, ok, detail)
 FIGURES = []   # "key: value" lines
+SKIPPED = []   # (scenario, why): could not run on this machine
 
 
 def check(name, ok, detail=""):
     RESULTS.append((name, bool(ok), detail))
     print(f"  {'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
     return ok
+
+
+def skip(name, why):
+    SKIPPED.append((name, why))
+    print(f"  SKIP {name}: {why}", flush=True)
 
 
 def figure(text):
@@ -521,7 +527,9 @@ def scenario_disk_full(binary, root):
     mnt = os.path.join(work, "mnt")
     os.makedirs(mnt)
     if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt]).returncode != 0:
-        check("disk-full: tmpfs mounted (needs root)", False)
+        # Not a failure of the bridge: this machine does not let us mount (no root or no
+        # CAP_SYS_ADMIN). Reported loudly, and in the summary, instead of silently passing.
+        skip("disk-full", "cannot mount a tmpfs here (needs root with CAP_SYS_ADMIN)")
         return
     broker = Broker(work)
     bridge = None
@@ -725,15 +733,18 @@ def scenario_flood(binary, root, seconds):
     decision = expect_after(client, f"{BASE}/accessory/{AIRPODS_T}/decision",
                             lambda: client.pub(TELEMETRY, json.dumps({"placement": "inEar"})), wait=90)
     decision_after = time.monotonic() - t_decision
-    limit_kb = 512 * 1024
+    limit_kb = 256 * 1024
     check(f"flood: resident memory bounded (peak {peak // 1024} MiB < {limit_kb // 1024} MiB)", peak < limit_kb)
     latencies.sort()
     worst = latencies[-1] if latencies else None
     asked = len(latencies) + unanswered
     median = latencies[len(latencies) // 2] if latencies else None
-    check("flood: the bridge keeps answering requests (>= 80% answered within 20 s; latency reported below)",
-          asked > 0 and len(latencies) >= 0.8 * asked,
-          f"{unanswered} of {asked} unanswered, median {median}, slowest {worst}")
+    # Before the bridge bounded its unacknowledged publications (publishCongestionLimit) a
+    # 60 s flood left 90 of 120 requests unanswered after 20 s (median 10 s).
+    check("flood: the bridge keeps answering requests (every one within 20 s, median below 5 s)",
+          asked > 0 and unanswered == 0 and median is not None and median < 5,
+          f"{unanswered} of {asked} unanswered, median {median if median is None else round(median, 2)} s, "
+          f"slowest {worst if worst is None else round(worst, 2)} s")
     check("flood: recovers without restart (same process, requests answered, decisions resume)",
           bridge.alive() and after is not None and bool(decision),
           f"caught up in {recovered:.1f} s, decision {'seen' if decision else 'not seen'} after {decision_after:.1f} s")
@@ -747,7 +758,7 @@ def scenario_flood(binary, root, seconds):
         latencies.sort()
         figure(f"flood: {asked} health requests during the flood, {unanswered} unanswered, latency median "
                f"{latencies[len(latencies) // 2]:.2f} s, max {latencies[-1]:.2f} s")
-    figure(f"flood: RSS baseline {(baseline or 0) // 1024} MiB, peak {peak // 1024} MiB (bound asserted: 512 MiB)")
+    figure(f"flood: RSS baseline {(baseline or 0) // 1024} MiB, peak {peak // 1024} MiB (bound asserted: {limit_kb // 1024} MiB)")
     bridge.stop()
     broker.stop()
 
@@ -893,7 +904,9 @@ def main():
     for name, ok, detail in RESULTS:
         if not ok:
             print(f"  FAILED: {name}: {detail}")
-    print(f"\n{passed} passed, {failed} failed ({time.monotonic() - started:.0f} s)")
+    for name, why in SKIPPED:
+        print(f"  SKIPPED: {name}: {why}")
+    print(f"\n{passed} passed, {failed} failed, {len(SKIPPED)} scenarios skipped ({time.monotonic() - started:.0f} s)")
     return 1 if failed else 0
 
 

@@ -22,6 +22,9 @@ struct ClientState: Sendable {
     var earlySubscribeAcks: [Int32: Result<Void, MQTTError>] = [:]
     /// QoS 1 publishes made while disconnected, sent from on_connect in order.
     var outbox: [OutgoingPublish] = []
+    /// Message ids of QoS 1/2 publishes handed to libmosquitto and not yet acknowledged by
+    /// the broker (libmosquitto queues them without bound, and resends them after a reconnect).
+    var unacknowledged = Set<Int32>()
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
     var statistics = MQTTStatistics()
 }

@@ -28,6 +28,7 @@ extension MQTTClient {
             state.connected = true
             let outbox = state.outbox
             state.outbox.removeAll()
+            outboxCount.store(0, ordering: .relaxed)
             if state.everConnected { state.statistics.reconnects += 1 }
             state.everConnected = true
             let firstConnect = state.firstConnect
@@ -55,6 +56,10 @@ extension MQTTClient {
                                  message: "publish refused by the broker: \(String(cString: mosquitto_reason_string(reasonCode)))"))
             : .success(())
         let continuation = state.withLock { state -> CheckedContinuation<Result<Void, MQTTError>, Never>? in
+            // QoS 0 publishes call back here too (once written); their ids are not recorded.
+            if state.unacknowledged.remove(mid) != nil {
+                unacknowledgedCount.store(state.unacknowledged.count, ordering: .relaxed)
+            }
             if let continuation = state.pendingPublishes.removeValue(forKey: mid) { return continuation }
             // An awaited publisher may not have registered yet: keep the ack for it. With no
             // publisher in that window, the ack is a QoS 0 or fire-and-forget one: forget it.

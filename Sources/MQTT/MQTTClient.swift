@@ -35,6 +35,10 @@ public final class MQTTClient: Sendable {
     let stateContinuation: AsyncStream<MQTTConnectionState>.Continuation
     /// Wakes the supervisor from its backoff sleep when the owner disconnects.
     let wakeUp = DispatchSemaphore(value: 0)
+    /// Copies of `state.unacknowledged.count` and `state.outbox.count`, readable without the
+    /// lock (``outstandingPublishes`` is read for every telemetry message).
+    let unacknowledgedCount = Atomic<Int>(0)
+    let outboxCount = Atomic<Int>(0)
 
     public init(configuration: MQTTConfiguration) throws(MQTTError) {
         precondition(libMosquittoInitialised, "mosquitto_lib_init failed")
@@ -173,6 +177,7 @@ public final class MQTTClient: Sendable {
                                           message: "not connected and \(Self.outboxLimit) messages already wait to be sent"))
             }
             state.outbox.append(outgoing)
+            outboxCount.store(state.outbox.count, ordering: .relaxed)
             return .success(())
         }
         switch queued {
@@ -246,15 +251,42 @@ public final class MQTTClient: Sendable {
     @discardableResult
     func publishNow(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) throws(MQTTError) -> Int32 {
         var mid: Int32 = 0
-        let rc = payload.withUnsafeBytes { bytes in
-            mosquitto_publish_v5(handle.pointer, &mid, topic, Int32(bytes.count), bytes.baseAddress,
-                                 qos.rawValue, retain, nil)
+        func call() -> Int32 {
+            payload.withUnsafeBytes { bytes in
+                mosquitto_publish_v5(handle.pointer, &mid, topic, Int32(bytes.count), bytes.baseAddress,
+                                     qos.rawValue, retain, nil)
+            }
+        }
+        let rc: Int32
+        if qos == .atMostOnce {
+            rc = call()
+            if rc == MOSQ_ERR_SUCCESS.rawValue { state.withLock { $0.statistics.messagesOut += 1 } }
+        } else {
+            // Under the lock that on_publish takes, so the acknowledgement cannot be handled
+            // before its message id is recorded. libmosquitto's publish takes only its message
+            // and packet mutexes, which the network thread never holds while calling back.
+            rc = state.withLock { state in
+                let rc = call()
+                if rc == MOSQ_ERR_SUCCESS.rawValue {
+                    state.statistics.messagesOut += 1
+                    state.unacknowledged.insert(mid)
+                    unacknowledgedCount.store(state.unacknowledged.count, ordering: .relaxed)
+                }
+                return rc
+            }
         }
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             throw MQTTError(library: rc, context: "publish to '\(topic)'")
         }
-        state.withLock { $0.statistics.messagesOut += 1 }
         return mid
+    }
+
+    /// QoS 1/2 messages published and not yet acknowledged by the broker, including those
+    /// kept while disconnected: how far the broker is behind this client. libmosquitto
+    /// queues without bound, so a caller producing faster than the broker acknowledges
+    /// should slow down or shed when this grows (the bridge sheds telemetry).
+    public var outstandingPublishes: Int {
+        unacknowledgedCount.load(ordering: .relaxed) + outboxCount.load(ordering: .relaxed)
     }
 
     // MARK: - Subscribe
@@ -318,6 +350,9 @@ public final class MQTTClient: Sendable {
                 state.outbox.removeAll()
                 state.pendingSubscribes.removeAll()
                 state.firstConnect = nil
+                state.unacknowledged.removeAll()
+                unacknowledgedCount.store(0, ordering: .relaxed)
+                outboxCount.store(0, ordering: .relaxed)
             }
             return (Array(state.pendingPublishes.values) + state.outbox.compactMap(\.continuation),
                     Array(state.pendingSubscribes.values), state.firstConnect)

@@ -113,7 +113,7 @@ final class BridgeHarness {
     let directory: URL
     let configuration: BridgeConfiguration
     let yaml: String
-    private let runner: RuntimeRunner
+    let runner: RuntimeRunner
 
     var databasePath: String { directory.appendingPathComponent("aabridge.sqlite3").path }
 
@@ -222,8 +222,9 @@ final class BridgeHarness {
     }
 
     /// Opens the store, starts the runtime and waits until `bridge/state` is online.
-    func start(observer: Observer, clock: @escaping @Sendable () -> Timestamp = BridgeClock.now) async throws {
-        try await runner.start(observer: observer, clock: clock)
+    func start(observer: Observer, clock: @escaping @Sendable () -> Timestamp = BridgeClock.now,
+               prepare: (BridgeRuntime) -> Void = { _ in }) async throws {
+        try await runner.start(observer: observer, clock: clock, prepare: prepare)
     }
 
     /// Stops the runtime cleanly and returns its exit status.

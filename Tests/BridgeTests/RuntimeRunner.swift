@@ -1,6 +1,7 @@
 import AccessoryKit
 import Foundation
 @testable import Bridge
+import MQTT
 import Storage
 import TestSupport
 
@@ -12,6 +13,10 @@ final class RuntimeRunner {
     let databasePath: String
     private var runtime: BridgeRuntime?
     private var task: Task<Int32, Never>?
+    /// The running runtime's MQTT client and entrance, for tests that watch its queue or
+    /// must feed it while the broker is frozen.
+    private(set) var client: MQTTClient?
+    private(set) var inbox: RuntimeInbox?
 
     init(configuration: BridgeConfiguration, databasePath: String) {
         self.configuration = configuration
@@ -20,9 +25,14 @@ final class RuntimeRunner {
 
     /// Opens the store and starts the runtime; waits for `bridge/state` online unless
     /// `waitOnline` is false.
-    func start(observer: Observer, clock: @escaping @Sendable () -> Timestamp, waitOnline: Bool = true) async throws {
+    /// `prepare` adjusts the runtime (an internal bound) before it runs.
+    func start(observer: Observer, clock: @escaping @Sendable () -> Timestamp, waitOnline: Bool = true,
+               prepare: (BridgeRuntime) -> Void = { _ in }) async throws {
         let store = try AccessoryStore(path: databasePath)
         let runtime = try BridgeRuntime(configuration: configuration, store: store, clock: clock)
+        prepare(runtime)
+        client = runtime.client
+        inbox = runtime.inbox
         // The runtime is driven by its own task; the test only calls stop() on it, which
         // just yields into the runtime's event stream (thread-safe).
         nonisolated(unsafe) let unsafeRuntime = runtime

@@ -83,3 +83,42 @@ struct MQTTReconnectTests {
         await client.disconnect()
     }
 }
+
+@Suite("Publications the broker has not acknowledged yet")
+struct MQTTOutstandingPublishesTests {
+    @Test("outstandingPublishes counts QoS 1 messages until the broker acknowledges them; QoS 0 never counts")
+    func countsUntilAcknowledged() async throws {
+        let broker = try MosquittoBroker()
+        let watcher = try await ConnectedClient(testConfiguration(broker), subscribe: ["o/#"])
+        let publisher = try await ConnectedClient(testConfiguration(broker))
+        #expect(publisher.client.outstandingPublishes == 0)
+        // Frozen, the broker acknowledges nothing: every QoS 1 post stays outstanding.
+        broker.freeze()
+        for index in 0..<30 { publisher.client.post(topic: "o/\(index)", payload: Array("\(index)".utf8), qos: .atLeastOnce) }
+        for index in 0..<5 { publisher.client.post(topic: "o/zero\(index)", payload: [], qos: .atMostOnce) }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(publisher.client.outstandingPublishes == 30)
+        broker.thaw()
+        let drained = await eventually(timeout: .seconds(15)) { publisher.client.outstandingPublishes == 0 }
+        #expect(drained, "back to 0 once acknowledged (still \(publisher.client.outstandingPublishes))")
+        #expect(await watcher.messages.wait(timeout: .seconds(15)) { messages in
+            (0..<30).allSatisfy { index in messages.contains { $0.topic == "o/\(index)" } }
+        }, "every counted message was delivered")
+        await publisher.client.disconnect()
+        await watcher.client.disconnect()
+    }
+
+    @Test("messages kept while disconnected count until the broker has acknowledged them after the reconnect")
+    func outboxCounts() async throws {
+        let broker = try MosquittoBroker()
+        let publisher = try await ConnectedClient(testConfiguration(broker))
+        broker.stop()
+        #expect(await publisher.states.wait { $0.contains { if case .disconnected = $0 { true } else { false } } })
+        for index in 0..<7 { publisher.client.post(topic: "d/\(index)", payload: [], qos: .atLeastOnce) }
+        #expect(publisher.client.outstandingPublishes == 7)
+        try broker.start()
+        let drained = await eventually(timeout: .seconds(15)) { publisher.client.outstandingPublishes == 0 }
+        #expect(drained, "still \(publisher.client.outstandingPublishes) outstanding after the reconnect")
+        await publisher.client.disconnect()
+    }
+}

@@ -89,7 +89,21 @@ public final class MosquittoBroker: Sendable {
             defer { process = nil }
             return process
         }
+        // A frozen broker would keep SIGTERM pending until it runs again.
+        if let running { kill(running.pid, SIGCONT) }
         running?.stop()
+    }
+
+    /// Freezes the broker (SIGSTOP): connections stay open and writes to them succeed (into
+    /// the kernel's buffers), but nothing is read, forwarded or acknowledged until ``thaw()``.
+    /// A broker too busy to keep up, made deterministic.
+    public func freeze() {
+        if let pid = process.withLock({ $0?.pid }) { kill(pid, SIGSTOP) }
+    }
+
+    /// Lets a frozen broker run again (SIGCONT).
+    public func thaw() {
+        if let pid = process.withLock({ $0?.pid }) { kill(pid, SIGCONT) }
     }
 
     /// Rewrites the configuration (for example a new password file) to apply on the next start.

@@ -61,6 +61,10 @@ extension BridgeRuntime {
 
     func handleTelemetry(_ message: MQTTMessage) {
         guard let (parser, format) = parsers.first(where: { $0.parser.handles(topic: message.topic) }) else { return }
+        if client.outstandingPublishes > publishCongestionLimit {
+            shedTelemetry()
+            return
+        }
         let now = clock()
         switch parser.parse(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds) {
         case .advertisement(let advertisement):

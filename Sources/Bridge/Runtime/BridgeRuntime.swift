@@ -58,6 +58,11 @@ public final class BridgeRuntime {
     let backlog = Backlog(limit: 50_000)
     /// Requests overtaking a congested backlog.
     let requestLane = RequestLane()
+    /// Where incoming messages enter the loop.
+    var inbox: RuntimeInbox { RuntimeInbox(topics: topics, requestLane: requestLane, backlog: backlog, sink: eventSink) }
+    /// Telemetry is shed while more of the bridge's publications than this (plus four per
+    /// accessory) wait for the broker's acknowledgement: see ``publishCongestionLimit``.
+    var publishCongestionBase = 1_000
 
     /// Opens nothing itself: the caller loads the configuration and opens the store, so that
     /// each can fail with its own clear message and exit status.
@@ -133,20 +138,12 @@ public final class BridgeRuntime {
         activate()
         let client = self.client
         let sink = eventSink
-        let backlog = self.backlog
         for filter in subscriptionFilters {
             try? await client.subscribe(filter, qos: .atLeastOnce)
         }
         let forwarders = [
-            Task { [topics, requestLane] in
-                for await message in client.messages {
-                    if topics.requestName(in: message.topic) != nil,
-                       requestLane.admit(message, backlogWaiting: backlog.waitingCount) {
-                        sink.yield(.requests)
-                    } else if backlog.admit() {
-                        sink.yield(.message(message))
-                    }
-                }
+            Task { [inbox] in
+                for await message in client.messages { inbox.forward(message) }
             },
             Task { for await state in client.connectionStates { sink.yield(.connection(state)) } },
             Task {

@@ -1,0 +1,29 @@
+import MQTT
+
+extension BridgeRuntime {
+    /// QoS 1 publications the broker may owe acknowledgements for before telemetry is shed.
+    ///
+    /// libmosquitto queues publications without bound. A telemetry flood that changes state
+    /// on every message (a placement toggling with no debounce) makes the bridge publish
+    /// faster than a saturated broker acknowledges: measured in the chaos flood, 60,000
+    /// publications waited after 30 s, memory grew with them, and every response waited
+    /// behind them (median 10 s); with this bound at 1,000, responses took 0.85 s (median).
+    /// Past this bound the bridge drops gateway telemetry (counted
+    /// in `telemetry_rejected`) until the broker has caught up, so responses and state wait
+    /// behind at most this many messages. Requests, `/set` and Home Assistant's status are
+    /// never shed. The bound grows with the accessory count because every (re)connect
+    /// republishes about four retained messages per accessory at once.
+    var publishCongestionLimit: Int { publishCongestionBase + 4 * productOfAccessory.count }
+
+    /// Drops one telemetry message because the broker is behind (see ``publishCongestionLimit``).
+    func shedTelemetry() {
+        counters.telemetryRejected += 1
+        let now = clock()
+        let admitted = rejectionLog.admit("\u{0}broker-behind", now: now.milliseconds)
+        if admitted.admitted {
+            let also = admitted.suppressed > 0 ? " (\(admitted.suppressed) more since the last line)" : ""
+            logger.warning("flood: the broker has not acknowledged \(client.outstandingPublishes) publications; "
+                + "telemetry is dropped until it catches up\(also)")
+        }
+    }
+}
