@@ -56,7 +56,8 @@ extension MQTTClient {
                                  message: "publish refused by the broker: \(String(cString: mosquitto_reason_string(reasonCode)))"))
             : .success(())
         let continuation = state.withLock { state -> CheckedContinuation<Result<Void, MQTTError>, Never>? in
-            // QoS 0 publishes call back here too (once written); their ids are not recorded.
+            // QoS 0 publishes call back here too (once written); their ids are not recorded
+            // (libmosquitto reuses ids only after 65,535 more publishes).
             if state.unacknowledged.remove(mid) != nil {
                 unacknowledgedCount.store(state.unacknowledged.count, ordering: .relaxed)
             }

@@ -5,14 +5,13 @@ extension BridgeRuntime {
     ///
     /// libmosquitto queues publications without bound. A telemetry flood that changes state
     /// on every message (a placement toggling with no debounce) makes the bridge publish
-    /// faster than a saturated broker acknowledges: measured in the chaos flood, 60,000
-    /// publications waited after 30 s, memory grew with them, and every response waited
-    /// behind them (median 10 s); with this bound at 1,000, responses took 0.85 s (median).
-    /// Past this bound the bridge drops gateway telemetry (counted
-    /// in `telemetry_rejected`) until the broker has caught up, so responses and state wait
-    /// behind at most this many messages. Requests, `/set` and Home Assistant's status are
-    /// never shed. The bound grows with the accessory count because every (re)connect
-    /// republishes about four retained messages per accessory at once.
+    /// faster than a saturated broker acknowledges: in the chaos flood 60,000 publications
+    /// waited after 30 s, memory grew with them, and every response waited behind them
+    /// (median 10 s). Past this bound the bridge drops gateway telemetry (counted in
+    /// `telemetry_rejected`) until the broker has caught up, so a response waits behind at
+    /// most about this many messages (60 s flood, base 1,000: median 1.3 s). Requests, `/set`
+    /// and Home Assistant's status are never shed. The bound grows with the accessory count
+    /// because every (re)connect republishes about four retained messages per accessory at once.
     var publishCongestionLimit: Int { publishCongestionBase + 4 * productOfAccessory.count }
 
     /// Drops one telemetry message because the broker is behind (see ``publishCongestionLimit``).
