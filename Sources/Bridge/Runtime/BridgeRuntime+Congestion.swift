@@ -7,11 +7,12 @@ extension BridgeRuntime {
     /// on every message (a placement toggling with no debounce) makes the bridge publish
     /// faster than a saturated broker acknowledges: in the chaos flood 60,000 publications
     /// waited after 30 s, memory grew with them, and every response waited behind them
-    /// (median 10 s). Past this bound the bridge drops gateway telemetry (counted in
-    /// `telemetry_rejected`) until the broker has caught up, so a response waits behind at
-    /// most about this many messages (60 s flood, base 1,000: median 1.3 s). Requests, `/set`
-    /// and Home Assistant's status are never shed. The bound grows with the accessory count
-    /// because every (re)connect republishes about four retained messages per accessory at once.
+    /// (median 10 s). Past this bound the bridge drops gateway telemetry and `/set` updates
+    /// (counted in `telemetry_rejected`) until the broker has caught up, so a response waits
+    /// behind at most about this many messages (60 s flood, base 1,000: median 1.3 s).
+    /// Requests and Home Assistant's status are never shed (one republish at a time). The
+    /// bound grows with the accessory count because every (re)connect republishes about four
+    /// retained messages per accessory at once.
     var publishCongestionLimit: Int { publishCongestionBase + 4 * productOfAccessory.count }
 
     /// Drops one telemetry message because the broker is behind (see ``publishCongestionLimit``).

@@ -21,7 +21,10 @@ extension BridgeRuntime {
         } else if let discovery = homeAssistant?.discovery, message.topic == discovery.statusTopic {
             // Home Assistant restarted: republish discovery and state after a short random
             // delay, so a house full of bridges does not answer its birth message at once.
-            if discovery.isBirthMessage(message.payload) {
+            // Once per delay: every republish is about four messages per accessory, so a
+            // client repeating the birth message must not multiply them.
+            if discovery.isBirthMessage(message.payload), !republishScheduled {
+                republishScheduled = true
                 var generator = SystemRandomNumberGenerator()
                 let delay = discovery.republishDelay(using: &generator)
                 let sink = eventSink
@@ -38,6 +41,11 @@ extension BridgeRuntime {
     /// `accessory/<ID>/set`: the extension role. Same update rules as native telemetry; a
     /// container-role operation (register) here is refused with `invalidRequest`.
     func handleSet(id text: Substring, payload: [UInt8]) {
+        // Updates from accessory relays are telemetry too: shed with it when the broker is behind.
+        if client.outstandingPublishes > publishCongestionLimit {
+            shedTelemetry()
+            return
+        }
         let now = clock()
         guard let id = AccessoryKit.BluetoothAddress(text), engine.status(of: id) != nil else {
             rejectTelemetry(gateway: "set", reason: "accessory/\(text)/set names no known accessory")

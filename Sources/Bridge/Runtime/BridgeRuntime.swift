@@ -44,6 +44,8 @@ public final class BridgeRuntime {
     var counters = RuntimeCounters()
     var rejectionLog = RateLimiter()
     var accessoriesDirty = false
+    /// A republish for Home Assistant's birth message is pending (see `handle(_:)`).
+    var republishScheduled = false
     /// The availability last published per accessory: the engine reports only changes, so an
     /// accessory added while the bridge runs would otherwise have no availability topic.
     var publishedAvailability: [AccessoryKit.BluetoothAddress: Bool] = [:]
@@ -171,7 +173,9 @@ public final class BridgeRuntime {
             case .connection(let state): connectionChanged(state)
             case .tick: tick()
             case .requests: break
-            case .republish: publishEverything()
+            case .republish:
+                republishScheduled = false
+                publishEverything()
             case .shutdown(let signal):
                 logger.info("signal \(signal): shutting down")
                 break loop
