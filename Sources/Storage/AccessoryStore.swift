@@ -28,6 +28,11 @@ public final class AccessoryStore: Sendable {
     /// How it was opened.
     public let mode: Mode
     private let connection: Mutex<SQLiteConnection>
+    private let commits = Atomic<Int>(0)
+
+    /// Transactions `apply` has committed since the store was opened (each one an fsync):
+    /// what batching writes saves can be counted, not guessed.
+    public var committedTransactions: Int { commits.load(ordering: .relaxed) }
 
     /// Opens the store at `path`, creating its directory and the database if missing, and
     /// migrates an older schema.
@@ -91,6 +96,7 @@ public final class AccessoryStore: Sendable {
                 }
             }
         }
+        commits.add(1, ordering: .relaxed)
     }
 
     /// Replaces the ordered connected sources of one stored accessory, durably.

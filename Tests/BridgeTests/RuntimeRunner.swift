@@ -17,6 +17,8 @@ final class RuntimeRunner {
     /// must feed it while the broker is frozen.
     private(set) var client: MQTTClient?
     private(set) var inbox: RuntimeInbox?
+    /// The running runtime's store (to count its transactions).
+    private(set) var store: AccessoryStore?
 
     init(configuration: BridgeConfiguration, databasePath: String) {
         self.configuration = configuration
@@ -33,6 +35,7 @@ final class RuntimeRunner {
         prepare(runtime)
         client = runtime.client
         inbox = runtime.inbox
+        self.store = store
         // The runtime is driven by its own task; the test only calls stop() on it, which
         // just yields into the runtime's event stream (thread-safe).
         nonisolated(unsafe) let unsafeRuntime = runtime

@@ -25,10 +25,14 @@ extension BridgeRuntime {
         case .success(.engine(let request)):
             var candidate = engine
             let step = candidate.handle(.request(request, role: .container), at: now)
+            // Telemetry's deferred writes first, so the request's come after them on disk. If
+            // they fail, the request is still tried on its own (its writes supersede them).
+            flushDeferredWrites(context: "before request \(name)")
             if let storageError = commit(step.outputs, context: "request \(name)") {
                 respond(name, .failure(.unknown("not stored: \(storageError.message)", accessoryControl: control)), transaction: transaction)
                 return
             }
+            dropDeferredWrites(supersededBy: step.outputs)
             engine = candidate
             publish(step.outputs, at: now)
             if accessoriesDirty { publishAccessoryList() }

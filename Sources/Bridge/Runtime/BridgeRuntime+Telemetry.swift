@@ -55,13 +55,13 @@ extension BridgeRuntime {
             // Registering is the container role's business (bridge/request/accessory/register).
             // The engine refuses it and emits the accessory error itself among the outputs.
             let step = engine.handle(.request(.register(id, RegistrationRequest(capabilities: [])), role: .extension), at: now)
-            commitAndPublish(step.outputs, at: now, context: "set")
+            deferAndPublish(step.outputs, at: now, context: "set")
             return
         }
         switch AccessoryReportParser.parse(payload, accessory: Telemetry.BluetoothAddress(id), gateway: nil, receivedAt: now.milliseconds) {
         case .success(let report):
             let step = engine.handle(.report(AccessoryKit.AccessoryReport(report)), at: now)
-            commitAndPublish(step.outputs, at: now, context: "set")
+            deferAndPublish(step.outputs, at: now, context: "set")
         case .failure(let rejection):
             invalidUpdate(id, rejection: rejection, at: now)
         }
@@ -83,7 +83,7 @@ extension BridgeRuntime {
                 advertisement, identity: identity, decoder: product.flatMap { decoders[$0] } ?? .none,
                 hardware: product.flatMap { hardware[$0] })
             let step = engine.handle(.sighting(sighting), at: now)
-            if !step.outputs.isEmpty { commitAndPublish(step.outputs, at: now, context: "sighting") }
+            if !step.outputs.isEmpty { deferAndPublish(step.outputs, at: now, context: "sighting") }
             refreshState(of: identity, at: now)
         case .report(let report):
             if let gateway = report.gateway, gateways.seen(gateway, format: format, at: now) {
@@ -95,7 +95,7 @@ extension BridgeRuntime {
                 return
             }
             let step = engine.handle(.report(AccessoryKit.AccessoryReport(report)), at: now)
-            commitAndPublish(step.outputs, at: now, context: "telemetry")
+            deferAndPublish(step.outputs, at: now, context: "telemetry")
             refreshState(of: id, at: now)
         case .gatewayStatus(let status):
             if gateways.status(status.gateway, format: format, online: status.state == .online, at: now) {
@@ -121,7 +121,7 @@ extension BridgeRuntime {
             accessory: id, gateway: nil,
             changes: [.invalid(field: rejection.field ?? "payload", message: rejection.message)])
         let step = engine.handle(.report(report), at: now)
-        commitAndPublish(step.outputs, at: now, context: "telemetry")
+        deferAndPublish(step.outputs, at: now, context: "telemetry")
     }
 
     /// Counted, and logged at most once a minute per gateway.

@@ -46,6 +46,9 @@ public final class BridgeRuntime {
     var accessoriesDirty = false
     /// A republish for Home Assistant's birth message is pending (see `handle(_:)`).
     var republishScheduled = false
+    /// Registration changes caused by telemetry, latest per accessory, committed together at
+    /// the next tick (see ``deferAndPublish(_:at:context:)``).
+    var deferredRegistrations: [AccessoryKit.BluetoothAddress: Registration] = [:]
     /// The availability last published per accessory: the engine reports only changes, so an
     /// accessory added while the bridge runs would otherwise have no availability topic.
     var publishedAvailability: [AccessoryKit.BluetoothAddress: Bool] = [:]
@@ -231,8 +234,9 @@ public final class BridgeRuntime {
         }
         if let deadline = engine.nextDeadline, deadline <= now {
             let step = engine.handle(.tick, at: now)
-            commitAndPublish(step.outputs, at: now, context: "tick")
+            deferAndPublish(step.outputs, at: now, context: "tick")
         }
+        flushDeferredWrites(context: "telemetry")
         if accessoriesDirty { publishAccessoryList() }
         if now.milliseconds(since: lastHealth) >= Int64(configuration.health.intervalSeconds) * 1000 {
             lastHealth = now
@@ -244,6 +248,7 @@ public final class BridgeRuntime {
     /// Clean shutdown: the session's `invalidated` event, `offline`, storage closed.
     func shutdown() async {
         let now = clock()
+        flushDeferredWrites(context: "shutdown")
         let step = engine.handle(.invalidate, at: now)
         commitAndPublish(step.outputs, at: now, context: "shutdown")
         publishInfo()
