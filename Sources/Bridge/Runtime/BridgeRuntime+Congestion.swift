@@ -15,15 +15,18 @@ extension BridgeRuntime {
     /// retained messages per accessory at once.
     var publishCongestionLimit: Int { publishCongestionBase + 4 * productOfAccessory.count }
 
-    /// Drops one telemetry message because the broker is behind (see ``publishCongestionLimit``).
-    func shedTelemetry() {
+    /// Drops one telemetry message, counted and logged, when the broker is behind (see
+    /// ``publishCongestionLimit``).
+    /// - Returns: whether it was dropped.
+    func shedWhenBrokerIsBehind() -> Bool {
+        guard client.outstandingPublishes > publishCongestionLimit else { return false }
         counters.telemetryRejected += 1
-        let now = clock()
-        let admitted = rejectionLog.admit("\u{0}broker-behind", now: now.milliseconds)
+        let admitted = rejectionLog.admit("\u{0}broker-behind", now: clock().milliseconds)
         if admitted.admitted {
             let also = admitted.suppressed > 0 ? " (\(admitted.suppressed) more since the last line)" : ""
             logger.warning("flood: the broker has not acknowledged \(client.outstandingPublishes) publications; "
                 + "telemetry is dropped until it catches up\(also)")
         }
+        return true
     }
 }

@@ -42,10 +42,7 @@ extension BridgeRuntime {
     /// container-role operation (register) here is refused with `invalidRequest`.
     func handleSet(id text: Substring, payload: [UInt8]) {
         // Updates from accessory relays are telemetry too: shed with it when the broker is behind.
-        if client.outstandingPublishes > publishCongestionLimit {
-            shedTelemetry()
-            return
-        }
+        if shedWhenBrokerIsBehind() { return }
         let now = clock()
         guard let id = AccessoryKit.BluetoothAddress(text), engine.status(of: id) != nil else {
             rejectTelemetry(gateway: "set", reason: "accessory/\(text)/set names no known accessory")
@@ -69,10 +66,7 @@ extension BridgeRuntime {
 
     func handleTelemetry(_ message: MQTTMessage) {
         guard let (parser, format) = parsers.first(where: { $0.parser.handles(topic: message.topic) }) else { return }
-        if client.outstandingPublishes > publishCongestionLimit {
-            shedTelemetry()
-            return
-        }
+        if shedWhenBrokerIsBehind() { return }
         let now = clock()
         switch parser.parse(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds) {
         case .advertisement(let advertisement):
