@@ -235,14 +235,20 @@ final class BridgeHarness {
 }
 
 /// Starts a bridge with a fresh broker and observer, runs `body`, then stops everything.
+/// - Parameters:
+///   - homeAssistant: `homeassistant.enabled`.
+///   - subscribe: what the observer subscribes to.
+///   - prepare: adjusts the runtime (an internal bound) before it runs.
 func withBridge(debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60,
+                homeAssistant: Bool = false, subscribe: [String] = ["aabridge/#"],
+                prepare: (BridgeRuntime) -> Void = { _ in },
                 _ body: (BridgeHarness, Observer) async throws -> Void) async throws {
     let harness = try BridgeHarness(debounceMilliseconds: debounceMilliseconds,
                                     availabilityTimeoutSeconds: availabilityTimeoutSeconds,
-                                    healthIntervalSeconds: healthIntervalSeconds)
+                                    healthIntervalSeconds: healthIntervalSeconds, homeAssistant: homeAssistant)
     defer { harness.removeDirectory() }
-    let observer = try await Observer(broker: harness.broker)
-    try await harness.start(observer: observer)
+    let observer = try await Observer(broker: harness.broker, subscribe: subscribe)
+    try await harness.start(observer: observer, prepare: prepare)
     do {
         try await body(harness, observer)
     } catch {

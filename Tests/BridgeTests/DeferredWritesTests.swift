@@ -49,21 +49,17 @@ struct DeferredWritesTests {
 
     @Test("a request after telemetry: the telemetry's change is stored before the request's, and the request is stored when answered")
     func requestAfterTelemetry() async throws {
-        let harness = try BridgeHarness()
-        defer { harness.removeDirectory() }
-        let observer = try await Observer(broker: harness.broker)
-        try await harness.start(observer: observer)
-        try await observer.publish(Self.telemetry, #"{"placement":"inEar"}"#)
-        let renamed = try await observer.request("accessory/rename", #""id":"\#(Fixture.airPods)","name":"Kept""#)
-        #expect(renamed["status"] == "ok")
-        // Read while the bridge runs (no stop, so no shutdown flush): both are on disk.
-        let reader = try AccessoryStore(path: harness.databasePath, mode: .readOnly)
-        let restored = try reader.load()
-        let id = try #require(BluetoothAddress(Fixture.airPods))
-        #expect(restored.accessories.first { $0.id == id }?.displayName == "Kept")
-        #expect(restored.registrations[id]?.configuration.devicePlacement == .inEar)
-        reader.close()
-        #expect(await harness.stop() == 0)
-        await observer.disconnect()
+        try await withBridge { harness, observer async throws in
+            try await observer.publish(Self.telemetry, #"{"placement":"inEar"}"#)
+            let renamed = try await observer.request("accessory/rename", #""id":"\#(Fixture.airPods)","name":"Kept""#)
+            #expect(renamed["status"] == "ok")
+            // Read while the bridge runs (no stop, so no shutdown flush): both are on disk.
+            let reader = try AccessoryStore(path: harness.databasePath, mode: .readOnly)
+            let restored = try reader.load()
+            let id = try #require(BluetoothAddress(Fixture.airPods))
+            #expect(restored.accessories.first { $0.id == id }?.displayName == "Kept")
+            #expect(restored.registrations[id]?.configuration.devicePlacement == .inEar)
+            reader.close()
+        }
     }
 }

@@ -17,52 +17,47 @@ struct ReliabilityCongestionTests {
 
     @Test("past the bound telemetry is shed and counted, requests are still answered, and telemetry is processed again once the broker catches up")
     func shedsWhileBrokerIsBehind() async throws {
-        let harness = try BridgeHarness()
-        defer { harness.removeDirectory() }
-        let observer = try await Observer(broker: harness.broker)
         // Base 0: the bound is four publications per accessory (3 accessories: 12).
-        try await harness.start(observer: observer, prepare: { $0.publishCongestionBase = 0 })
-        let limit = 4 * harness.configuration.accessories.count
-        let client = try #require(harness.runner.client)
-        let inbox = try #require(harness.runner.inbox)
-        #expect(await eventually { client.outstandingPublishes == 0 }, "the start-up publications are acknowledged")
-        let before = try await observer.request("health")["data"]?["telemetry_rejected"]?.intValue ?? -1
+        try await withBridge(prepare: { $0.publishCongestionBase = 0 }) { harness, observer async throws in
+            let limit = 4 * harness.configuration.accessories.count
+            let client = try #require(harness.runner.client)
+            let inbox = try #require(harness.runner.inbox)
+            #expect(await eventually { client.outstandingPublishes == 0 }, "the start-up publications are acknowledged")
+            let before = try await observer.request("health")["data"]?["telemetry_rejected"]?.intValue ?? -1
 
-        harness.broker.freeze()
-        let sent = 60
-        for index in 0..<sent {
-            let placement = index % 2 == 0 ? "inEar" : "offHead"
-            inbox.forward(MQTTMessage(topic: Self.telemetry, payload: Array(#"{"placement":"\#(placement)"}"#.utf8)))
+            harness.broker.freeze()
+            let sent = 60
+            for index in 0..<sent {
+                let placement = index % 2 == 0 ? "inEar" : "offHead"
+                inbox.forward(MQTTMessage(topic: Self.telemetry, payload: Array(#"{"placement":"\#(placement)"}"#.utf8)))
+            }
+            // Updates from an accessory relay (`/set`) are telemetry too.
+            let updates = 10
+            for _ in 0..<updates {
+                inbox.forward(MQTTMessage(topic: "aabridge/accessory/\(Fixture.airPodsTopic)/set", payload: Array(#"{"rssi":-60}"#.utf8)))
+            }
+            inbox.forward(MQTTMessage(topic: "aabridge/bridge/request/health", payload: Array(#"{"transaction":"frozen"}"#.utf8)))
+            // Each processed placement publishes the accessory's state; nothing is acknowledged.
+            #expect(await eventually { client.outstandingPublishes > limit })
+            try await Task.sleep(for: .milliseconds(300))
+            let queued = client.outstandingPublishes
+            #expect(queued <= limit + 8, "the bridge stopped publishing for telemetry at the bound (\(queued) queued, bound \(limit))")
+            harness.broker.thaw()
+
+            // The request made while the broker was frozen is answered, after the shed telemetry.
+            let response = await observer.waitFor("aabridge/bridge/response/health") { $0["transaction"] == "frozen" }
+            let rejected = (response?["data"]?["telemetry_rejected"]?.intValue ?? -1) - before
+            #expect(rejected >= sent + updates - limit - 1 && rejected <= sent + updates,
+                    "telemetry shed while \(limit)+ publications waited: \(rejected) of \(sent + updates) counted as rejected")
+
+            // Caught up: telemetry changes state again.
+            #expect(await eventually { client.outstandingPublishes == 0 })
+            _ = try await observer.request("health")
+            let current = observer.json(on: Self.state).last?["placement"]?.stringValue
+            let next = current == "inEar" ? "offHead" : "inEar"
+            try await observer.publish(Self.telemetry, #"{"placement":"\#(next)"}"#)
+            let changed = await observer.waitFor(Self.state) { $0["placement"]?.stringValue == next }
+            #expect(changed != nil, "placement \(next) published after the broker caught up (was \(current ?? "nil"))")
         }
-        // Updates from an accessory relay (`/set`) are telemetry too.
-        let updates = 10
-        for _ in 0..<updates {
-            inbox.forward(MQTTMessage(topic: "aabridge/accessory/\(Fixture.airPodsTopic)/set", payload: Array(#"{"rssi":-60}"#.utf8)))
-        }
-        inbox.forward(MQTTMessage(topic: "aabridge/bridge/request/health", payload: Array(#"{"transaction":"frozen"}"#.utf8)))
-        // Each processed placement publishes the accessory's state; nothing is acknowledged.
-        #expect(await eventually { client.outstandingPublishes > limit })
-        try await Task.sleep(for: .milliseconds(300))
-        let queued = client.outstandingPublishes
-        #expect(queued <= limit + 8, "the bridge stopped publishing for telemetry at the bound (\(queued) queued, bound \(limit))")
-        harness.broker.thaw()
-
-        // The request made while the broker was frozen is answered, after the shed telemetry.
-        let response = await observer.waitFor("aabridge/bridge/response/health") { $0["transaction"] == "frozen" }
-        let rejected = (response?["data"]?["telemetry_rejected"]?.intValue ?? -1) - before
-        #expect(rejected >= sent + updates - limit - 1 && rejected <= sent + updates,
-                "telemetry shed while \(limit)+ publications waited: \(rejected) of \(sent + updates) counted as rejected")
-
-        // Caught up: telemetry changes state again.
-        #expect(await eventually { client.outstandingPublishes == 0 })
-        _ = try await observer.request("health")
-        let current = observer.json(on: Self.state).last?["placement"]?.stringValue
-        let next = current == "inEar" ? "offHead" : "inEar"
-        try await observer.publish(Self.telemetry, #"{"placement":"\#(next)"}"#)
-        let changed = await observer.waitFor(Self.state) { $0["placement"]?.stringValue == next }
-        #expect(changed != nil, "placement \(next) published after the broker caught up (was \(current ?? "nil"))")
-
-        #expect(await harness.stop() == 0)
-        await observer.disconnect()
     }
 }
