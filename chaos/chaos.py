@@ -344,14 +344,19 @@ def sql(database, query):
     return r.stdout.decode().strip(), r.returncode, r.stderr.decode().strip()
 
 
-# ---------------------------------------------------------------------------------------------
-def scenario_broker_restarts(binary, root, restarts):
-    print(f"== broker restarts ({restarts}) during a steady telemetry stream", flush=True)
-    work = os.path.join(root, "restarts")
+def scenario_setup(root, name):
+    """A scenario's own work directory under `root`, a started broker and a client of it."""
+    work = os.path.join(root, name)
     os.makedirs(work)
     broker = Broker(work)
     broker.start()
-    client = Client(broker.port)
+    return work, broker, Client(broker.port)
+
+
+# ---------------------------------------------------------------------------------------------
+def scenario_broker_restarts(binary, root, restarts):
+    print(f"== broker restarts ({restarts}) during a steady telemetry stream", flush=True)
+    work, broker, client = scenario_setup(root, "restarts")
     bridge = Bridge(binary, work, bridge_yaml(broker.port, os.path.join(work, "db.sqlite3"), reconnect_max=2))
     bridge.start()
     if not check("restarts: bridge online", wait_online(client)):
@@ -415,11 +420,7 @@ def scenario_broker_restarts(binary, root, restarts):
 # ---------------------------------------------------------------------------------------------
 def scenario_sigkill(binary, root, kills):
     print(f"== bridge SIGKILLed {kills} times during pairing/registration/rename requests", flush=True)
-    work = os.path.join(root, "sigkill")
-    os.makedirs(work)
-    broker = Broker(work)
-    broker.start()
-    client = Client(broker.port)
+    work, broker, client = scenario_setup(root, "sigkill")
     database = os.path.join(work, "db.sqlite3")
     bridge = Bridge(binary, work, bridge_yaml(broker.port, database))
     # Per key: the value of the last acknowledged change, and the values of changes sent after
@@ -611,11 +612,7 @@ def scenario_disk_full(binary, root):
 # ---------------------------------------------------------------------------------------------
 def scenario_flood(binary, root, seconds):
     print(f"== flood: telemetry far above the sustainable rate for {seconds} s", flush=True)
-    work = os.path.join(root, "flood")
-    os.makedirs(work)
-    broker = Broker(work)
-    broker.start()
-    client = Client(broker.port)
+    work, broker, client = scenario_setup(root, "flood")
     bridge = Bridge(binary, work, bridge_yaml(broker.port, os.path.join(work, "db.sqlite3"), health=5))
     bridge.start()
     if not check("flood: bridge online", wait_online(client)):
@@ -755,9 +752,8 @@ def scenario_flood(binary, root, seconds):
            f"(telemetry_rejected) {data.get('telemetry_rejected', 0) - flood_before.get('telemetry_rejected', 0):,}; "
            f"caught up (nothing more arriving, requests answered) {recovered:.1f} s after the flood stopped")
     if latencies:
-        latencies.sort()
         figure(f"flood: {asked} health requests during the flood, {unanswered} unanswered, latency median "
-               f"{latencies[len(latencies) // 2]:.2f} s, max {latencies[-1]:.2f} s")
+               f"{median:.2f} s, max {worst:.2f} s")
     figure(f"flood: RSS baseline {(baseline or 0) // 1024} MiB, peak {peak // 1024} MiB (bound asserted: {limit_kb // 1024} MiB)")
     bridge.stop()
     broker.stop()
@@ -766,11 +762,7 @@ def scenario_flood(binary, root, seconds):
 # ---------------------------------------------------------------------------------------------
 def scenario_flood_large(binary, root, seconds):
     print(f"== flood of 512 KiB payloads (each refused: over the 64 KiB limit) for {seconds} s", flush=True)
-    work = os.path.join(root, "flood-large")
-    os.makedirs(work)
-    broker = Broker(work)
-    broker.start()
-    client = Client(broker.port)
+    work, broker, client = scenario_setup(root, "flood-large")
     bridge = Bridge(binary, work, bridge_yaml(broker.port, os.path.join(work, "db.sqlite3")))
     bridge.start()
     if not check("flood-large: bridge online", wait_online(client)):
