@@ -25,6 +25,8 @@ struct ClientState: Sendable {
     /// Message ids of QoS 1/2 publishes handed to libmosquitto and not yet acknowledged by
     /// the broker (libmosquitto queues them without bound, and resends them after a reconnect).
     var unacknowledged = Set<Int32>()
+    /// What ``MQTTClient/outstandingPublishes`` reports: unacknowledged plus kept while disconnected.
+    var outstandingPublishes: Int { unacknowledged.count + outbox.count }
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
     var statistics = MQTTStatistics()
 }

@@ -28,7 +28,7 @@ extension MQTTClient {
             state.connected = true
             let outbox = state.outbox
             state.outbox.removeAll()
-            outboxCount.store(0, ordering: .relaxed)
+            outstandingCount.store(state.outstandingPublishes, ordering: .relaxed)
             if state.everConnected { state.statistics.reconnects += 1 }
             state.everConnected = true
             let firstConnect = state.firstConnect
@@ -59,7 +59,7 @@ extension MQTTClient {
             // QoS 0 publishes call back here too (once written); their ids are not recorded
             // (libmosquitto reuses ids only after 65,535 more publishes).
             if state.unacknowledged.remove(mid) != nil {
-                unacknowledgedCount.store(state.unacknowledged.count, ordering: .relaxed)
+                outstandingCount.store(state.outstandingPublishes, ordering: .relaxed)
             }
             if let continuation = state.pendingPublishes.removeValue(forKey: mid) { return continuation }
             // An awaited publisher may not have registered yet: keep the ack for it. With no

@@ -35,10 +35,9 @@ public final class MQTTClient: Sendable {
     let stateContinuation: AsyncStream<MQTTConnectionState>.Continuation
     /// Wakes the supervisor from its backoff sleep when the owner disconnects.
     let wakeUp = DispatchSemaphore(value: 0)
-    /// Copies of `state.unacknowledged.count` and `state.outbox.count`, readable without the
-    /// lock (``outstandingPublishes`` is read for every telemetry message).
-    let unacknowledgedCount = Atomic<Int>(0)
-    let outboxCount = Atomic<Int>(0)
+    /// A copy of `state.outstandingPublishes`, stored whenever it changes, readable without
+    /// the lock (``outstandingPublishes`` is read for every telemetry message).
+    let outstandingCount = Atomic<Int>(0)
 
     public init(configuration: MQTTConfiguration) throws(MQTTError) {
         precondition(libMosquittoInitialised, "mosquitto_lib_init failed")
@@ -177,7 +176,7 @@ public final class MQTTClient: Sendable {
                                           message: "not connected and \(Self.outboxLimit) messages already wait to be sent"))
             }
             state.outbox.append(outgoing)
-            outboxCount.store(state.outbox.count, ordering: .relaxed)
+            outstandingCount.store(state.outstandingPublishes, ordering: .relaxed)
             return .success(())
         }
         switch queued {
@@ -270,7 +269,7 @@ public final class MQTTClient: Sendable {
                 if rc == MOSQ_ERR_SUCCESS.rawValue {
                     state.statistics.messagesOut += 1
                     state.unacknowledged.insert(mid)
-                    unacknowledgedCount.store(state.unacknowledged.count, ordering: .relaxed)
+                    outstandingCount.store(state.outstandingPublishes, ordering: .relaxed)
                 }
                 return rc
             }
@@ -285,9 +284,7 @@ public final class MQTTClient: Sendable {
     /// kept while disconnected: how far the broker is behind this client. libmosquitto
     /// queues without bound, so a caller producing faster than the broker acknowledges
     /// should slow down or shed when this grows (the bridge sheds telemetry).
-    public var outstandingPublishes: Int {
-        unacknowledgedCount.load(ordering: .relaxed) + outboxCount.load(ordering: .relaxed)
-    }
+    public var outstandingPublishes: Int { outstandingCount.load(ordering: .relaxed) }
 
     // MARK: - Subscribe
 
@@ -351,8 +348,7 @@ public final class MQTTClient: Sendable {
                 state.pendingSubscribes.removeAll()
                 state.firstConnect = nil
                 state.unacknowledged.removeAll()
-                unacknowledgedCount.store(0, ordering: .relaxed)
-                outboxCount.store(0, ordering: .relaxed)
+                outstandingCount.store(0, ordering: .relaxed)
             }
             return (Array(state.pendingPublishes.values) + state.outbox.compactMap(\.continuation),
                     Array(state.pendingSubscribes.values), state.firstConnect)

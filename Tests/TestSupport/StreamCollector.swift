@@ -26,13 +26,7 @@ public final class StreamCollector<Element: Sendable>: Sendable {
     /// - Returns: whether the condition held.
     @discardableResult
     public func wait(timeout: Duration = .seconds(10), until condition: ([Element]) -> Bool) async -> Bool {
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while clock.now < deadline {
-            if received.elements.withLock({ condition($0) }) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return received.elements.withLock { condition($0) }
+        await eventually(timeout: timeout) { received.elements.withLock { condition($0) } }
     }
 
     /// Waits until at least `count` elements have arrived.
