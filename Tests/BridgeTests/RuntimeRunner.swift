@@ -33,7 +33,7 @@ final class RuntimeRunner {
         let store = try AccessoryStore(path: databasePath)
         let runtime = try BridgeRuntime(configuration: configuration, store: store, clock: clock)
         prepare(runtime)
-        client = runtime.client
+        client = runtime.connection as? MQTTClient
         inbox = runtime.inbox
         self.store = store
         // The runtime is driven by its own task; the test only calls stop() on it, which

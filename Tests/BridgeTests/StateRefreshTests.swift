@@ -36,7 +36,7 @@ struct StateRefreshTests {
         #expect(observer.messages(on: stateTopic).count == before)
 
         // After the interval: the next sighting republishes the state with what it brought.
-        clock.advance(by: BridgeRuntime.stateRefreshMilliseconds + 1)
+        clock.advance(by: Publisher.stateRefreshMilliseconds + 1)
         try await observer.publish("home/hall/BTtoMQTT/\(Fixture.headphonesTopic)", sighting)
         let refreshed = await observer.waitFor(stateTopic) { $0["rssi"] == -61 && $0["gateway"] == "hall" }
         #expect(refreshed != nil)

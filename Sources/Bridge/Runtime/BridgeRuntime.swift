@@ -4,118 +4,90 @@ import MQTT
 import Storage
 import Telemetry
 
-/// The running bridge: one engine fed by the MQTT message stream and a clock, its outputs
-/// stored and published as mqtt-api.md says.
+/// The running bridge: three stages around the engine, driven by one task.
 ///
-/// One task owns everything here (``run()``): messages, connection changes, ticks and the
-/// shutdown signal are merged into one stream and handled in order, so the engine needs no
-/// lock and outputs keep the engine's order on the wire.
+/// - ``Ingest`` turns each incoming message (its route decided once on arrival by
+///   ``RuntimeInbox``) into engine input;
+/// - ``RuntimeCore`` runs the engine and commits what it must store (``StorageWorker``);
+/// - ``Publisher`` turns the engine's outputs into MQTT messages.
+///
+/// ``run(signals:)`` owns all three: messages, connection changes, wakes and the shutdown
+/// signal are merged into one stream and handled in order, so nothing needs a lock and the
+/// outputs keep the engine's order on the wire. The loop wakes only for events and for what
+/// is due (``WakeSchedule``).
 public final class BridgeRuntime {
     public let configuration: BridgeConfiguration
-    let client: MQTTClient
-    let store: AccessoryStore
+    /// The MQTT connection (the real client, or an in-memory one in tests).
+    public let connection: any MQTTConnection
     let topics: Topics
-    var payloads: Payloads
-    let logger: BridgeLogger
     let clock: @Sendable () -> Timestamp
-    let parsers: [(parser: TelemetryParser, format: String)]
-    let resolver: AddressResolver<AccessoryKit.BluetoothAddress>
-    /// Resolvable private addresses already resolved (or known not to resolve): an AES
-    /// computation per key is too dear to repeat for every advertisement.
-    var resolvedAddresses: [UInt64: AccessoryKit.BluetoothAddress?] = [:]
-    let decoders: [String: SightingDecoder]
-    let hardware: [String: HardwareType]
-    /// The product of each known accessory, kept in step with the engine's outputs so the
-    /// advertisement path needs no snapshot.
-    var productOfAccessory: [AccessoryKit.BluetoothAddress: String] = [:]
-    /// When each accessory's retained state was last published. Sightings only refresh
-    /// `rssi`/`gateway`/`last_seen` inside the engine; the state is republished for them at
-    /// most once per ``stateRefreshMilliseconds``, so `last_seen` stays useful without a
-    /// message per advertisement.
-    var statePublishedAt: [AccessoryKit.BluetoothAddress: Timestamp] = [:]
-    static let stateRefreshMilliseconds: Int64 = 30_000
-    /// Each accessory's last serialized state object, reused for `bridge/accessories`.
-    var serializedStatuses: [AccessoryKit.BluetoothAddress: (hash: Int, bytes: [UInt8])] = [:]
+    let diagnostics: Diagnostics
+    var logger: BridgeLogger { diagnostics.logger }
 
-    var engine: BridgeEngine
-    /// Home Assistant discovery, when `homeassistant.enabled`.
-    var homeAssistant: HomeAssistantDiscoveryTracker?
-    var gateways = GatewayTracker()
-    var counters = RuntimeCounters()
-    var rejectionLog = RateLimiter()
-    var accessoriesDirty = false
-    /// A republish for Home Assistant's birth message is pending (see `handle(_:)`).
-    var republishScheduled = false
-    /// Registration changes caused by telemetry, latest per accessory, committed together at
-    /// the next tick (see ``deferAndPublish(_:at:context:)``).
-    var deferredRegistrations: [AccessoryKit.BluetoothAddress: Registration] = [:]
-    /// The availability last published per accessory: the engine reports only changes, so an
-    /// accessory added while the bridge runs would otherwise have no availability topic.
-    var publishedAvailability: [AccessoryKit.BluetoothAddress: Bool] = [:]
-    /// The route payload last published per source, fallback included, republished after a
-    /// reconnect: a broker that lost its retained messages must get every route back.
-    var publishedRoutes: [AccessoryKit.BluetoothAddress: JSONValue] = [:]
-    let startedAt: Timestamp
-    var lastHealth: Timestamp
-    var events: AsyncStream<RuntimeEvent>
-    let eventSink: AsyncStream<RuntimeEvent>.Continuation
+    var ingest: Ingest
+    let core: RuntimeCore
+    let publisher: Publisher
+
+    private let events: AsyncStream<RuntimeEvent>
+    private let eventSink: AsyncStream<RuntimeEvent>.Continuation
+    private let wakes: WakeSchedule
     /// At most this many messages wait for the loop; more are dropped (flood protection).
     let backlog = Backlog(limit: 50_000)
     /// Requests overtaking a congested backlog.
     let requestLane = RequestLane()
     /// Where incoming messages enter the loop.
-    var inbox: RuntimeInbox { RuntimeInbox(topics: topics, requestLane: requestLane, backlog: backlog, sink: eventSink) }
+    var inbox: RuntimeInbox {
+        RuntimeInbox(router: ingest.router, requestLane: requestLane, backlog: backlog, sink: eventSink)
+    }
+    /// A republish for Home Assistant's birth message is pending: one at a time, since every
+    /// republish is about four messages per accessory.
+    private var republishScheduled = false
+    private var lastHealth: Timestamp
     /// Telemetry is shed while more of the bridge's publications than this (plus four per
     /// accessory) wait for the broker's acknowledgement: see ``publishCongestionLimit``.
     var publishCongestionBase = 1_000
 
+    /// A runtime with its own ``MQTTClient`` for the configured broker.
+    ///
     /// Opens nothing itself: the caller loads the configuration and opens the store, so that
     /// each can fail with its own clear message and exit status.
-    public init(configuration: BridgeConfiguration, store: AccessoryStore,
+    public convenience init(configuration: BridgeConfiguration, store: AccessoryStore,
+                            clock wall: @escaping @Sendable () -> Timestamp = BridgeClock.now) throws {
+        let client = try MQTTClient(configuration: Self.clientConfiguration(
+            configuration, topics: Topics(base: configuration.mqtt.baseTopic)))
+        try self.init(configuration: configuration, store: store, connection: client, clock: wall)
+    }
+
+    /// A runtime on any connection (see ``MQTTConnection``).
+    public init(configuration: BridgeConfiguration, store: AccessoryStore, connection: any MQTTConnection,
                 clock wall: @escaping @Sendable () -> Timestamp = BridgeClock.now) throws {
         // Engine time never goes backwards (see SteadyClock): a wall clock set back must not
         // freeze debounce windows and availability timeouts.
         let steady = SteadyClock(wall)
         let clock: @Sendable () -> Timestamp = { steady.now() }
         self.configuration = configuration
-        self.store = store
+        self.connection = connection
         self.clock = clock
-        topics = Topics(base: configuration.mqtt.baseTopic)
-        payloads = Payloads(sourceNames: Dictionary(
-            configuration.sources.map { ($0.address, $0.name) }, uniquingKeysWith: { first, _ in first }))
-        let client = try MQTTClient(configuration: Self.clientConfiguration(configuration, topics: topics))
-        self.client = client
-        let topics = self.topics
-        let payloads = self.payloads
+        let topics = Topics(base: configuration.mqtt.baseTopic)
+        self.topics = topics
         let level = BridgeLogger.Level(name: configuration.log.level.rawValue) ?? .info
-        logger = BridgeLogger(minimum: level, json: configuration.log.format.rawValue == "json", clock: clock) { level, message in
-            client.post(topic: topics.bridgeLog, payload: payloads.log(level: level.name, message: message, at: clock()).bytes)
-        }
-        parsers = configuration.gateways.map { gateway in
-            let parser = TelemetryParser(
-                format: gateway.format,
-                // The configuration loader has checked these filters; an invalid one would
-                // fall back to the format's default.
-                topic: TopicPattern(gateway.topic),
-                statusTopic: gateway.statusTopic.flatMap { TopicPattern($0) },
-                baseTopic: configuration.mqtt.baseTopic, name: gateway.name)
-            return (parser, gateway.format.rawValue)
-        }
-        resolver = AddressResolver(keys: configuration.accessories.compactMap { accessory in
-            guard let irk = accessory.irk, let key = IdentityResolvingKey(bytes: irk) else { return nil }
-            return (accessory.migration.id, key)
+        let forwarding = Payloads()
+        diagnostics = Diagnostics(logger: BridgeLogger(
+            minimum: level, json: configuration.log.format.rawValue == "json", clock: clock
+        ) { level, message in
+            connection.enqueue(topic: topics.bridgeLog, payload: forwarding.log(level: level.name, message: message, at: clock()).bytes,
+                               qos: .atMostOnce, retain: false)
         })
-        decoders = Dictionary(configuration.products.map {
-            ($0.name, SightingDecoder($0.placementDecoder, descriptor: $0.product.descriptor))
-        }, uniquingKeysWith: { first, _ in first })
-        hardware = Dictionary(configuration.products.map { ($0.name, $0.product.hardware) }, uniquingKeysWith: { first, _ in first })
-        homeAssistant = configuration.homeAssistant.enabled
-            ? HomeAssistantDiscoveryTracker(discovery: HomeAssistantDiscovery(configuration: configuration)) : nil
+        ingest = Ingest(configuration: configuration, topics: topics)
         let restored = try store.load()
-        engine = BridgeEngine(configuration: configuration.engine, restored: restored)
-        startedAt = clock()
-        lastHealth = startedAt
+        core = RuntimeCore(engine: BridgeEngine(configuration: configuration.engine, restored: restored),
+                           storage: StorageWorker(store: store), diagnostics: diagnostics)
+        let now = clock()
+        publisher = Publisher(connection: connection, configuration: configuration, topics: topics,
+                              diagnostics: diagnostics, startedAt: now)
+        lastHealth = now
         (events, eventSink) = AsyncStream.makeStream(of: RuntimeEvent.self)
+        wakes = WakeSchedule(sink: eventSink)
     }
 
     /// The MQTT client's settings: server, credentials, TLS, and the retained `offline` will.
@@ -140,23 +112,17 @@ public final class BridgeRuntime {
 
     /// Runs until SIGTERM/SIGINT (or ``stop()``), then shuts down cleanly. Returns the exit status.
     public func run(signals: AsyncStream<Int32>? = nil) async -> Int32 {
-        activate()
-        let client = self.client
+        await activate()
+        let connection = self.connection
         let sink = eventSink
-        for filter in subscriptionFilters {
-            try? await client.subscribe(filter, qos: .atLeastOnce)
+        for filter in ingest.router.subscriptionFilters {
+            try? await connection.subscribe(filter, qos: .atLeastOnce)
         }
         let forwarders = [
             Task { [inbox] in
-                for await message in client.messages { inbox.forward(message) }
+                for await message in connection.messages { inbox.forward(message) }
             },
-            Task { for await state in client.connectionStates { sink.yield(.connection(state)) } },
-            Task {
-                while !Task.isCancelled {
-                    try? await Task.sleep(for: .milliseconds(50))
-                    sink.yield(.tick)
-                }
-            },
+            Task { for await state in connection.connectionStates { sink.yield(.connection(state)) } },
             Task {
                 guard let signals else { return }
                 for await signal in signals {
@@ -165,25 +131,30 @@ public final class BridgeRuntime {
                 }
             },
         ]
-        client.start()
+        connection.start()
         logger.info("aabridge \(BridgeModule.version) starting; broker \(configuration.mqtt.host):\(configuration.mqtt.port), base topic '\(topics.base)'")
+        scheduleWake(at: clock())
         loop: for await event in events {
-            for request in requestLane.drain() { handle(request) }
+            for (request, route) in requestLane.drain() { await handle(request, route: route) }
             switch event {
-            case .message(let message):
+            case .message(let message, let route):
                 backlog.taken()
-                handle(message)
+                await handle(message, route: route)
             case .connection(let state): connectionChanged(state)
-            case .tick: tick()
+            case .wake:
+                wakes.fired()
+                await wake()
             case .requests: break
             case .republish:
                 republishScheduled = false
-                publishEverything()
+                publisher.publishEverything(at: clock(), engine: core.engine, gateways: ingest.gateways.payload)
             case .shutdown(let signal):
                 logger.info("signal \(signal): shutting down")
                 break loop
             }
+            scheduleWake(at: clock())
         }
+        wakes.cancel()
         await shutdown()
         forwarders.forEach { $0.cancel() }
         return 0
@@ -192,71 +163,175 @@ public final class BridgeRuntime {
     /// Asks ``run()`` to shut down cleanly (as SIGTERM would).
     public func stop() { eventSink.yield(.shutdown(signal: SIGTERM)) }
 
-    /// Everything the bridge listens to.
-    var subscriptionFilters: [String] {
-        var filters = [topics.requestFilter, topics.setFilter]
-        for (parser, _) in parsers {
-            filters.append(parser.topic.filter)
-            if let status = parser.statusTopic { filters.append(status.filter) }
-        }
-        if configuration.homeAssistant.enabled { filters.append(configuration.homeAssistant.statusTopic) }
-        var seen = Set<String>()
-        return filters.filter { seen.insert($0).inserted }
-    }
+    // MARK: - Events
 
     /// Activates the session: migration writes are committed before anything is published.
-    func activate() {
+    private func activate() async {
         let now = clock()
-        let step = engine.handle(.activate, at: now)
-        commitAndPublish(step.outputs, at: now, context: "activation")
-        for status in engine.statuses { productOfAccessory[status.accessory.id] = status.accessory.product }
-        logger.info("session activated: \(engine.accessories.count) accessories, \(engine.registry.registrations.count) registrations")
+        if let outputs = await core.activate(at: now) {
+            publisher.publish(outputs, at: now, engine: core.engine)
+        }
+        ingest.know(core.engine.statuses)
+        logger.info("session activated: \(core.engine.accessories.count) accessories, \(core.engine.registry.registrations.count) registrations")
     }
 
-    func connectionChanged(_ state: MQTTConnectionState) {
+    /// One incoming message through the three stages.
+    private func handle(_ message: MQTTMessage, route: IngestRoute) async {
+        if route.isSheddable && shedWhenBrokerIsBehind() { return }
+        let now = clock()
+        let outcome = ingest.ingest(message, route: route, at: now)
+        if outcome.gatewaysChanged { publisher.publishGateways(ingest.gateways.payload) }
+        if let notice = outcome.notice { logger.log(notice.level, notice.message) }
+        if let rejection = outcome.rejection {
+            diagnostics.rejectTelemetry(gateway: rejection.gateway, reason: rejection.reason, at: now)
+        }
+        if outcome.countsAsRejected { diagnostics.counters.telemetryRejected += 1 }
+        switch outcome.effect {
+        case .none:
+            break
+        case .telemetry(let input, let context, let refresh):
+            let outputs = await core.handleTelemetry(input, at: now, context: context)
+            if !outputs.isEmpty {
+                ingest.track(outputs)
+                publisher.publish(outputs, at: now, engine: core.engine)
+            }
+            if let refresh { publisher.refreshState(of: refresh, at: now, engine: core.engine) }
+        case .request(let request):
+            await handle(request, at: now)
+        case .homeAssistantBirth:
+            scheduleHomeAssistantRepublish()
+        }
+    }
+
+    /// `bridge/request/<name>`: exactly one response, published only after the change is
+    /// committed to storage (``RuntimeCore/handleRequest(_:name:at:)``).
+    private func handle(_ request: IncomingRequest, at now: Timestamp) async {
+        switch request.decoded {
+        case .failure(let error):
+            respond(request, .failure(error))
+        case .success(.health):
+            respond(request, .success(publisher.health(at: now, engine: core.engine)))
+        case .success(.engine(let engineRequest)):
+            switch await core.handleRequest(engineRequest, name: request.name, at: now) {
+            case .notStored(let error):
+                respond(request, .failure(.unknown("not stored: \(error.message)", accessoryControl: request.isAccessoryControl)))
+            case .committed(let step):
+                ingest.track(step.outputs)
+                publisher.publish(step.outputs, at: now, engine: core.engine)
+                if publisher.accessoriesDirty { publisher.publishAccessoryList(core.engine.statuses) }
+                // An AccessoryControlDevice failure is also among the outputs (accessory/<ID>/error),
+                // where publishing it counted it already: one error, counted once.
+                let counted = step.outputs.contains { if case .accessoryError = $0 { true } else { false } }
+                respond(request, publisher.responseBody(step.result), countError: !counted)
+            }
+        }
+    }
+
+    private func respond(_ request: IncomingRequest, _ result: Result<JSONValue, ResponseError>, countError: Bool = true) {
+        if case .failure(let error) = result {
+            if countError { diagnostics.counters.errors += 1 }
+            logger.debug("request \(request.name) failed: \(error.code): \(error.message)")
+        }
+        publisher.respond(request.name, result, transaction: request.transaction)
+    }
+
+    /// Home Assistant restarted: republish discovery and state after a short random delay,
+    /// once for a burst of birth messages.
+    private func scheduleHomeAssistantRepublish() {
+        guard !republishScheduled, let delay = publisher.homeAssistantRepublishDelay() else { return }
+        republishScheduled = true
+        let sink = eventSink
+        Task {
+            try? await Task.sleep(for: delay)
+            sink.yield(.republish)
+        }
+    }
+
+    private func connectionChanged(_ state: MQTTConnectionState) {
         switch state {
         case .connected:
             logger.info("connected to \(configuration.mqtt.host):\(configuration.mqtt.port)")
-            publishEverything()
+            publisher.publishEverything(at: clock(), engine: core.engine, gateways: ingest.gateways.payload)
         case .disconnected(let error):
             logger.warning("MQTT: \(error.message); reconnecting")
         }
     }
 
-    func tick() {
+    // MARK: - What is due
+
+    /// Everything that waits for a time: dropped-message reports, the engine's deadlines,
+    /// deferred commits, the accessory list, the health interval.
+    private func wake() async {
         let now = clock()
         let dropped = backlog.takeDropped()
         if dropped > 0 {
-            counters.telemetryRejected += dropped
-            if rejectionLog.admit("flood", now: now.milliseconds).admitted {
-                logger.warning("flood: \(dropped) messages dropped because more than \(backlog.limit) were waiting")
-            }
+            diagnostics.counters.telemetryRejected += dropped
+            diagnostics.limited(.backlogFull, at: now, .warning,
+                                "flood: \(dropped) messages dropped because more than \(backlog.limit) were waiting") { _ in "" }
         }
-        if let deadline = engine.nextDeadline, deadline <= now {
-            let step = engine.handle(.tick, at: now)
-            deferAndPublish(step.outputs, at: now, context: "tick")
+        let outputs = await core.tick(at: now)
+        if !outputs.isEmpty {
+            ingest.track(outputs)
+            publisher.publish(outputs, at: now, engine: core.engine)
         }
-        flushDeferredWrites(context: "telemetry")
-        if accessoriesDirty { publishAccessoryList() }
-        if now.milliseconds(since: lastHealth) >= Int64(configuration.health.intervalSeconds) * 1000 {
+        await core.flushDeferredWrites(at: now)
+        if publisher.accessoriesDirty { publisher.publishAccessoryList(core.engine.statuses) }
+        if now.milliseconds(since: lastHealth) >= healthIntervalMilliseconds {
             lastHealth = now
-            publishHealth()
-            publishRetained(topics.bridgeGateways, gateways.payload)
+            publisher.publishHealth(at: now, engine: core.engine)
+            publisher.publishGateways(ingest.gateways.payload)
         }
     }
 
-    /// Clean shutdown: the session's `invalidated` event, `offline`, storage closed.
-    func shutdown() async {
-        let now = clock()
-        flushDeferredWrites(context: "shutdown")
-        let step = engine.handle(.invalidate, at: now)
-        commitAndPublish(step.outputs, at: now, context: "shutdown")
-        publishInfo()
-        if client.isConnected {
-            try? await client.publish(topic: topics.bridgeState, string: #"{"state":"offline"}"#, qos: .atLeastOnce, retain: true)
+    private var healthIntervalMilliseconds: Int64 { Int64(configuration.health.intervalSeconds) * 1000 }
+
+    /// Arms the next wake for the earliest thing due.
+    private func scheduleWake(at now: Timestamp) {
+        var due = WakeSchedule.maximumSleepMilliseconds
+        if let deadline = core.nextDeadline { due = min(due, deadline.milliseconds(since: now)) }
+        if core.hasDeferredWrites || publisher.accessoriesDirty { due = min(due, RuntimeCore.deferredCommitMilliseconds) }
+        due = min(due, healthIntervalMilliseconds - now.milliseconds(since: lastHealth))
+        wakes.arm(inMilliseconds: due)
+    }
+
+    // MARK: - Congestion
+
+    /// QoS 1 publications the broker may owe acknowledgements for before telemetry is shed.
+    ///
+    /// libmosquitto queues publications without bound. A telemetry flood that changes state
+    /// on every message makes the bridge publish faster than a saturated broker acknowledges;
+    /// past this bound the bridge drops gateway telemetry and `/set` updates (counted in
+    /// `telemetry_rejected`) until the broker has caught up, so a response waits behind at
+    /// most about this many messages. Requests and Home Assistant's status are never shed.
+    /// The bound grows with the accessory count because every (re)connect republishes about
+    /// four retained messages per accessory at once. (docs/reliability.md has the figures.)
+    var publishCongestionLimit: Int { publishCongestionBase + 4 * ingest.products.count }
+
+    /// Drops one telemetry message, counted and logged, when the broker is behind.
+    /// - Returns: whether it was dropped.
+    private func shedWhenBrokerIsBehind() -> Bool {
+        let outstanding = connection.outstandingPublishes
+        guard outstanding > publishCongestionLimit else { return false }
+        diagnostics.counters.telemetryRejected += 1
+        diagnostics.limited(.brokerBehind, at: clock(), .warning,
+                            "flood: the broker has not acknowledged \(outstanding) publications; telemetry is dropped until it catches up") {
+            " (\($0) more since the last line)"
         }
-        await client.disconnect()
-        store.close()
+        return true
+    }
+
+    // MARK: - Shutdown
+
+    /// Clean shutdown: the session's `invalidated` event, `offline`, storage closed.
+    private func shutdown() async {
+        let now = clock()
+        if let outputs = await core.invalidate(at: now) {
+            publisher.publish(outputs, at: now, engine: core.engine)
+        }
+        publisher.publishInfo(engine: core.engine)
+        await publisher.publishOffline()
+        await connection.disconnect()
+        await core.storage.close()
         logger.info("stopped")
     }
 }

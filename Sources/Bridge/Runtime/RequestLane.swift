@@ -10,7 +10,7 @@ import Synchronization
 final class RequestLane: Sendable {
     let limit: Int
     let congestion: Int
-    private let waiting = Mutex<[MQTTMessage]>([])
+    private let waiting = Mutex<[(MQTTMessage, IngestRoute)]>([])
     private let count = Atomic<Int>(0)
 
     init(limit: Int = 1_000, congestion: Int = 1_000) {
@@ -19,17 +19,17 @@ final class RequestLane: Sendable {
     }
 
     /// Queues a request when the backlog is congested; false when it must take the ordinary path.
-    func admit(_ message: MQTTMessage, backlogWaiting: Int) -> Bool {
+    func admit(_ message: MQTTMessage, route: IngestRoute, backlogWaiting: Int) -> Bool {
         guard backlogWaiting > congestion, count.load(ordering: .relaxed) < limit else { return false }
-        waiting.withLock { $0.append(message) }
+        waiting.withLock { $0.append((message, route)) }
         count.add(1, ordering: .relaxed)
         return true
     }
 
     /// Every queued request, oldest first (cheap when there is none).
-    func drain() -> [MQTTMessage] {
+    func drain() -> [(MQTTMessage, IngestRoute)] {
         guard count.load(ordering: .relaxed) > 0 else { return [] }
-        let taken = waiting.withLock { queue -> [MQTTMessage] in
+        let taken = waiting.withLock { queue -> [(MQTTMessage, IngestRoute)] in
             defer { queue.removeAll() }
             return queue
         }

@@ -1,11 +1,13 @@
 import MQTT
 
 /// Everything the runtime reacts to, merged into one stream so that a single task owns the
-/// engine and every output is carried out in order.
+/// stages and every output is carried out in order.
 enum RuntimeEvent: Sendable {
-    case message(MQTTMessage)
+    /// An incoming message and the route ``TopicRouter`` gave it on arrival.
+    case message(MQTTMessage, IngestRoute)
     case connection(MQTTConnectionState)
-    case tick
+    /// Something may be due (see ``WakeSchedule``).
+    case wake
     /// Requests are waiting in the ``RequestLane`` (handled before any other event).
     case requests
     /// Home Assistant came back online: republish discovery and state.

@@ -1,0 +1,158 @@
+import AccessoryKit
+import Storage
+
+/// The second stage: the engine and the commit policy.
+///
+/// - A request's storage writes are committed before it is answered; when they cannot be,
+///   the engine keeps its previous state (the request ran on a copy) and the answer is
+///   `unknown`: nothing is acknowledged that is not on disk.
+/// - Telemetry (and ticks) change registrations many times a second in a flood; those writes
+///   are kept, latest per accessory, and committed together by ``flushDeferredWrites()``
+///   (the runtime calls it within ``deferredCommitMilliseconds``). Nothing about them is acknowledged to
+///   anyone, and the accessory's next report restores what a crash loses.
+/// Storage is reached through ``StorageWorker``, never on the cooperative pool.
+final class RuntimeCore {
+    private(set) var engine: BridgeEngine
+    let storage: StorageWorker
+    private let diagnostics: Diagnostics
+    /// Registration changes caused by telemetry, latest per accessory.
+    private var deferredRegistrations: [BluetoothAddress: Registration] = [:]
+
+    /// How long deferred telemetry writes wait to be committed together.
+    static let deferredCommitMilliseconds: Int64 = 50
+
+    init(engine: BridgeEngine, storage: StorageWorker, diagnostics: Diagnostics) {
+        self.engine = engine
+        self.storage = storage
+        self.diagnostics = diagnostics
+    }
+
+    /// Whether telemetry writes wait for ``flushDeferredWrites()``.
+    var hasDeferredWrites: Bool { !deferredRegistrations.isEmpty }
+
+    /// The next time the engine has something due (debounce, availability, picker timeout).
+    var nextDeadline: Timestamp? { engine.nextDeadline }
+
+    /// Starts the session; the migration's writes are committed before anything is published.
+    /// - Returns: the outputs to publish, or nil when they could not be stored.
+    func activate(at now: Timestamp) async -> [EngineOutput]? {
+        let step = engine.handle(.activate, at: now)
+        return await commit(step.outputs, context: "activation") ? step.outputs : nil
+    }
+
+    /// Ends the session (`invalidated`) after committing what telemetry left deferred.
+    func invalidate(at now: Timestamp) async -> [EngineOutput]? {
+        await flushDeferredWrites(at: now, context: "shutdown")
+        let step = engine.handle(.invalidate, at: now)
+        return await commit(step.outputs, context: "shutdown") ? step.outputs : nil
+    }
+
+    /// Telemetry (a sighting, a report, a `/set` update): its outputs are published at once,
+    /// its registration writes deferred.
+    func handleTelemetry(_ input: EngineInput, at now: Timestamp, context: StaticString) async -> [EngineOutput] {
+        let step = engine.handle(input, at: now)
+        return await deferWrites(step.outputs, at: now, context: context) ? step.outputs : []
+    }
+
+    /// Whatever is due in the engine at `now` (nothing when nothing is).
+    func tick(at now: Timestamp) async -> [EngineOutput] {
+        guard let deadline = engine.nextDeadline, deadline <= now else { return [] }
+        let step = engine.handle(.tick, at: now)
+        return await deferWrites(step.outputs, at: now, context: "tick") ? step.outputs : []
+    }
+
+    /// The outcome of a request for the engine: committed (publish the outputs, answer with
+    /// the result) or not stored (answer `unknown`, nothing changed).
+    enum RequestOutcome {
+        case committed(EngineStep)
+        case notStored(StorageError)
+    }
+
+    func handleRequest(_ request: Request, name: String, at now: Timestamp) async -> RequestOutcome {
+        var candidate = engine
+        let step = candidate.handle(.request(request, role: .container), at: now)
+        // Telemetry's deferred writes first, so the request's come after them on disk. If
+        // they fail, the request is still tried on its own (its writes supersede them).
+        await flushDeferredWrites(at: now, context: "before request \(name)")
+        if let error = await storage.apply(Self.writes(in: step.outputs)) {
+            diagnostics.storageFailed(error, context: "request \(name)")
+            return .notStored(error)
+        }
+        dropDeferredWrites(supersededBy: step.outputs)
+        engine = candidate
+        return .committed(step)
+    }
+
+    /// Commits the deferred registration writes in one transaction. On failure they stay
+    /// deferred (tried again when next due) and the error is logged at most once a minute.
+    @discardableResult
+    func flushDeferredWrites(at now: Timestamp, context: String = "telemetry") async -> Bool {
+        guard !deferredRegistrations.isEmpty else { return true }
+        // Sorted so the same state always writes in the same order.
+        let pending = deferredRegistrations.sorted { $0.key < $1.key }
+        let writes = pending.map { StorageWrite.upsertRegistration($0.key, $0.value) }
+        guard let error = await storage.apply(writes) else {
+            // Only what was written: a request cannot run in between, but keep it exact.
+            for (id, registration) in pending where deferredRegistrations[id] == registration {
+                deferredRegistrations[id] = nil
+            }
+            return true
+        }
+        diagnostics.counters.storageFailures += 1
+        diagnostics.limited(.deferredStorage, at: now, .error,
+                            "storage (\(context)): \(writes.count) telemetry changes not stored yet, retrying: \(error.message)") {
+            " (failed \($0) more times since the last line)"
+        }
+        return false
+    }
+
+    // MARK: - Helpers
+
+    /// Keeps the registration writes among `outputs` for the next flush. Anything else to
+    /// store (not expected from telemetry) is committed at once, after the deferred writes,
+    /// so the order on disk is the order of the changes.
+    /// - Returns: false when that immediate commit failed (nothing is published then).
+    private func deferWrites(_ outputs: [EngineOutput], at now: Timestamp, context: StaticString) async -> Bool {
+        var immediate = false
+        for case .storage(let write) in outputs {
+            if case .upsertRegistration = write { continue }
+            immediate = true
+        }
+        guard !immediate else {
+            await flushDeferredWrites(at: now, context: "\(context)")
+            return await commit(outputs, context: "\(context)")
+        }
+        for case .storage(.upsertRegistration(let id, let registration)) in outputs {
+            deferredRegistrations[id] = registration
+        }
+        return true
+    }
+
+    /// Commits the storage writes among `outputs` in one transaction.
+    private func commit(_ outputs: [EngineOutput], context: String) async -> Bool {
+        guard let error = await storage.apply(Self.writes(in: outputs)) else { return true }
+        diagnostics.storageFailed(error, context: context)
+        return false
+    }
+
+    private static func writes(in outputs: [EngineOutput]) -> [StorageWrite] {
+        outputs.compactMap { output -> StorageWrite? in
+            if case .storage(let write) = output { return write }
+            return nil
+        }
+    }
+
+    /// A committed request wrote these accessories' registrations (or removed them): their
+    /// deferred writes are older and must not be applied after it.
+    private func dropDeferredWrites(supersededBy outputs: [EngineOutput]) {
+        guard !deferredRegistrations.isEmpty else { return }
+        for case .storage(let write) in outputs {
+            switch write {
+            case .upsertRegistration(let id, _), .deleteRegistration(let id), .deleteAccessory(let id):
+                deferredRegistrations[id] = nil
+            case .upsertAccessory, .migrationComplete:
+                break
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import AccessoryKit
+import Dispatch
+import Storage
+
+/// The store behind a thread of its own.
+///
+/// A commit waits for the disk (`synchronous=FULL`: one fdatasync each) and a locked
+/// database for up to the busy timeout; neither may hold a thread of Swift's cooperative
+/// pool, which the whole process shares. The runtime awaits each call, which suspends its
+/// task without blocking a thread; the serial queue keeps commits in the order they were
+/// asked for.
+final class StorageWorker: Sendable {
+    private let store: AccessoryStore
+    private let queue = DispatchQueue(label: "aabridge.storage")
+
+    init(store: AccessoryStore) { self.store = store }
+
+    /// Commits `writes` in one transaction.
+    /// - Returns: the error when nothing was committed.
+    func apply(_ writes: [StorageWrite]) async -> StorageError? {
+        guard !writes.isEmpty else { return nil }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<StorageError?, Never>) in
+            queue.async { [store] in
+                do throws(StorageError) {
+                    try store.apply(writes)
+                    continuation.resume(returning: nil)
+                } catch {
+                    continuation.resume(returning: error)
+                }
+            }
+        }
+    }
+
+    /// Closes the database after every commit asked for before.
+    func close() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { [store] in
+                store.close()
+                continuation.resume()
+            }
+        }
+    }
+}

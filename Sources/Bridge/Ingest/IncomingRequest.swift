@@ -1,0 +1,11 @@
+/// A `bridge/request/<name>` message, parsed and decoded by ``Ingest``: what ``RuntimeCore``
+/// carries out, or the error it is answered with.
+struct IncomingRequest: Sendable {
+    var name: String
+    /// The request's `transaction`, echoed in its response (nil when the payload was not JSON).
+    var transaction: JSONValue?
+    var decoded: Result<RequestDecoder.Decoded, ResponseError>
+
+    /// Whether the request belongs to AccessoryControlDevice (its errors use that domain).
+    var isAccessoryControl: Bool { RequestDecoder.isAccessoryControl(name) }
+}

@@ -1,0 +1,181 @@
+import AccessoryKit
+import MQTT
+import Telemetry
+
+/// The first stage: turns each incoming message into engine input.
+///
+/// It owns everything needed to understand a message before the engine sees it: the topic
+/// routes (classified once, by ``TopicRouter``), the gateway parsers, the resolution of
+/// private addresses to identities, the placement decoders of the products, which product
+/// each known accessory is, and the gateways heard so far. It never touches the engine,
+/// storage or the network; ``BridgeRuntime`` hands its ``IngestOutcome`` on.
+struct Ingest {
+    let router: TopicRouter
+    /// `gateways[i].format` for the parser at index i (the name `bridge/gateways` shows).
+    private let formats: [String]
+    private var resolver: IdentityCache
+    private let decoders: [String: SightingDecoder]
+    private let hardware: [String: HardwareType]
+    /// The product of each known accessory, kept in step with the engine's outputs
+    /// (``track(_:)``), so a sighting is decoded without asking the engine.
+    private(set) var products: [AccessoryKit.BluetoothAddress: String] = [:]
+    private(set) var gateways = GatewayTracker()
+    /// Recognises Home Assistant's birth message, when discovery is enabled.
+    private let homeAssistant: HomeAssistantDiscovery?
+
+    init(configuration: BridgeConfiguration, topics: Topics) {
+        let parsers = configuration.gateways.map { gateway in
+            TelemetryParser(
+                format: gateway.format,
+                // The configuration loader has checked these filters; an invalid one would
+                // fall back to the format's default.
+                topic: TopicPattern(gateway.topic),
+                statusTopic: gateway.statusTopic.flatMap { TopicPattern($0) },
+                baseTopic: configuration.mqtt.baseTopic, name: gateway.name)
+        }
+        router = TopicRouter(
+            topics: topics, parsers: parsers,
+            homeAssistantStatusTopic: configuration.homeAssistant.enabled ? configuration.homeAssistant.statusTopic : nil)
+        formats = configuration.gateways.map(\.format.rawValue)
+        resolver = IdentityCache(resolver: AddressResolver(keys: configuration.accessories.compactMap { accessory in
+            guard let irk = accessory.irk, let key = IdentityResolvingKey(bytes: irk) else { return nil }
+            return (accessory.migration.id, key)
+        }))
+        decoders = Dictionary(configuration.products.map {
+            ($0.name, SightingDecoder($0.placementDecoder, descriptor: $0.product.descriptor))
+        }, uniquingKeysWith: { first, _ in first })
+        hardware = Dictionary(configuration.products.map { ($0.name, $0.product.hardware) }, uniquingKeysWith: { first, _ in first })
+        homeAssistant = configuration.homeAssistant.enabled ? HomeAssistantDiscovery(configuration: configuration) : nil
+    }
+
+    /// Learns the accessories the engine knows (at activation).
+    mutating func know(_ statuses: [AccessoryStatus]) {
+        for status in statuses { products[status.accessory.id] = status.accessory.product }
+    }
+
+    /// Keeps ``products`` in step with accessories added, changed and removed.
+    mutating func track(_ outputs: [EngineOutput]) {
+        for output in outputs {
+            switch output {
+            case .accessoryChanged(let status): products[status.accessory.id] = status.accessory.product
+            case .accessoryRemoved(let id): products[id] = nil
+            default: break
+            }
+        }
+    }
+
+    /// Decides what one message is and what it asks for. Nothing here throws: malformed
+    /// input becomes a rejection or an error for the accessory it names.
+    mutating func ingest(_ message: MQTTMessage, route: IngestRoute, at now: Timestamp) -> IngestOutcome {
+        switch route {
+        case .request(let name):
+            if message.retain { return refusedRetained(message.topic) }
+            return IngestOutcome(.request(Self.request(name: name, payload: message.payload)))
+        case .set(let id):
+            if message.retain { return refusedRetained(message.topic) }
+            return set(id: id, payload: message.payload, at: now)
+        case .homeAssistantStatus:
+            guard let homeAssistant, homeAssistant.isBirthMessage(message.payload) else { return IngestOutcome() }
+            return IngestOutcome(.homeAssistantBirth)
+        case .gateway(let index):
+            return telemetry(message, parser: router.parsers[index], format: formats[index], at: now)
+        case .unrouted:
+            return IngestOutcome()
+        }
+    }
+
+    /// A retained request would be carried out again after every reconnect (and by every
+    /// restart): refuse it, and say how to clear it.
+    private func refusedRetained(_ topic: String) -> IngestOutcome {
+        var outcome = IngestOutcome()
+        outcome.notice = (.warning, "ignored a retained message on \(topic): publish requests without retain "
+            + "(clear it with: mosquitto_pub -r -n -t '\(topic)')")
+        return outcome
+    }
+
+    static func request(name: String, payload: [UInt8]) -> IncomingRequest {
+        let control = RequestDecoder.isAccessoryControl(name)
+        let parsed: JSONValue
+        do {
+            parsed = try JSONParser.parse(payload)
+        } catch {
+            return IncomingRequest(name: name, transaction: nil, decoded: .failure(
+                .invalidRequest("the payload is not JSON: \(error.description)", accessoryControl: control)))
+        }
+        return IncomingRequest(name: name, transaction: parsed["transaction"],
+                               decoded: RequestDecoder.decode(name: name, payload: parsed))
+    }
+
+    /// `accessory/<ID>/set`: the extension role. Same update rules as native telemetry; a
+    /// container-role operation (register) here is refused by the engine with `invalidRequest`.
+    private func set(id text: Substring, payload: [UInt8], at now: Timestamp) -> IngestOutcome {
+        guard let id = AccessoryKit.BluetoothAddress(text), products[id] != nil else {
+            var outcome = IngestOutcome()
+            outcome.rejection = ("set", "accessory/\(text)/set names no known accessory")
+            return outcome
+        }
+        if let parsed = try? JSONParser.parse(payload), parsed["capabilities"] != nil {
+            // Registering is the container role's business (bridge/request/accessory/register).
+            // The engine refuses it and emits the accessory error itself among the outputs.
+            return IngestOutcome(.telemetry(
+                .request(.register(id, RegistrationRequest(capabilities: [])), role: .extension), context: "set", refresh: nil))
+        }
+        switch AccessoryReportParser.parse(payload, accessory: Telemetry.BluetoothAddress(id), gateway: nil, receivedAt: now.milliseconds) {
+        case .success(let report):
+            return IngestOutcome(.telemetry(.report(AccessoryKit.AccessoryReport(report)), context: "set", refresh: nil))
+        case .failure(let rejection):
+            return invalidUpdate(id, rejection: rejection)
+        }
+    }
+
+    private mutating func telemetry(_ message: MQTTMessage, parser: TelemetryParser, format: String, at now: Timestamp) -> IngestOutcome {
+        switch parser.parse(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds) {
+        case .advertisement(let advertisement):
+            let identity = resolver.identity(of: AccessoryKit.BluetoothAddress(advertisement.address))
+            let product = products[identity]
+            let sighting = AdvertisementSighting(
+                advertisement, identity: identity, decoder: product.flatMap { decoders[$0] } ?? .none,
+                hardware: product.flatMap { hardware[$0] })
+            var outcome = IngestOutcome(.telemetry(.sighting(sighting), context: "sighting", refresh: identity))
+            outcome.gatewaysChanged = gateways.seen(advertisement.gateway, format: format, at: now)
+            return outcome
+        case .report(let report):
+            var outcome = IngestOutcome()
+            if let gateway = report.gateway { outcome.gatewaysChanged = gateways.seen(gateway, format: format, at: now) }
+            let id = AccessoryKit.BluetoothAddress(report.accessory)
+            guard products[id] != nil else {
+                outcome.rejection = (report.gateway ?? parser.name, "telemetry for unknown accessory \(id)")
+                return outcome
+            }
+            outcome.effect = .telemetry(.report(AccessoryKit.AccessoryReport(report)), context: "telemetry", refresh: id)
+            return outcome
+        case .gatewayStatus(let status):
+            var outcome = IngestOutcome()
+            if gateways.status(status.gateway, format: format, online: status.state == .online, at: now) {
+                outcome.gatewaysChanged = true
+                outcome.notice = (.info, "gateway \(status.gateway) is \(status.state.rawValue)")
+            }
+            return outcome
+        case .trackerOffline, .ignored:
+            return IngestOutcome()
+        case .rejected(let rejection):
+            if let accessory = rejection.accessory, products[AccessoryKit.BluetoothAddress(accessory)] != nil {
+                return invalidUpdate(AccessoryKit.BluetoothAddress(accessory), rejection: rejection)
+            }
+            var outcome = IngestOutcome()
+            outcome.rejection = (rejection.gateway ?? parser.name, rejection.description)
+            return outcome
+        }
+    }
+
+    /// Invalid content for a known accessory: an `invalidRequest` update error (through the
+    /// engine, so `last_error` in the state shows it too), and no other state change.
+    private func invalidUpdate(_ id: AccessoryKit.BluetoothAddress, rejection: TelemetryRejection) -> IngestOutcome {
+        let report = AccessoryKit.AccessoryReport(
+            accessory: id, gateway: nil,
+            changes: [.invalid(field: rejection.field ?? "payload", message: rejection.message)])
+        var outcome = IngestOutcome(.telemetry(.report(report), context: "telemetry", refresh: nil))
+        outcome.countsAsRejected = true
+        return outcome
+    }
+}

@@ -1,0 +1,31 @@
+import AccessoryKit
+
+/// What one incoming message amounts to, as ``Ingest`` decided: at most one thing for the
+/// core to do, plus what the runtime reports about the message. A value without heap
+/// allocation in the common case (one sighting), since every gateway message makes one.
+struct IngestOutcome {
+    enum Effect {
+        case none
+        /// Telemetry for the engine. `refresh`: the accessory whose retained state may be
+        /// republished when it has not been for a while (a sighting that changed nothing).
+        case telemetry(EngineInput, context: StaticString, refresh: BluetoothAddress?)
+        case request(IncomingRequest)
+        /// Home Assistant announced itself: republish discovery and state (after a delay).
+        case homeAssistantBirth
+    }
+
+    var effect: Effect = .none
+    /// The gateway list changed (a new gateway, or one's state): republish `bridge/gateways`.
+    var gatewaysChanged = false
+    /// Counted in `telemetry_rejected` and logged at most once a minute per gateway.
+    var rejection: (gateway: String, reason: String)?
+    /// Invalid content for a known accessory: counted in `telemetry_rejected`; the error
+    /// itself reaches the accessory's error topic through the engine (``Effect/telemetry``).
+    var countsAsRejected = false
+    /// A line for the log (gateway status changes, refused retained requests).
+    var notice: (level: BridgeLogger.Level, message: String)?
+
+    init() {}
+
+    init(_ effect: Effect) { self.effect = effect }
+}

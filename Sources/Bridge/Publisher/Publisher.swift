@@ -1,0 +1,263 @@
+import AccessoryKit
+import MQTT
+
+/// The third stage: turns engine outputs into the MQTT messages of mqtt-api.md.
+///
+/// It owns everything about what was published: each accessory's last state (and when),
+/// availability and routes, the serialized state objects reused for `bridge/accessories`,
+/// and Home Assistant discovery. It reads the engine (names, statuses) but never changes
+/// it, and publishes through ``MQTTPublishing``, so it runs the same against the real
+/// client and an in-memory one.
+final class Publisher {
+    let connection: any MQTTPublishing
+    let topics: Topics
+    let payloads: Payloads
+    private let diagnostics: Diagnostics
+    /// Home Assistant discovery, when `homeassistant.enabled`.
+    private var homeAssistant: HomeAssistantDiscoveryTracker?
+    private let info: BridgeInfo
+    let startedAt: Timestamp
+
+    /// When each accessory's retained state was last published. Sightings only refresh
+    /// `rssi`/`gateway`/`last_seen` inside the engine; the state is republished for them at
+    /// most once per ``stateRefreshMilliseconds``, so `last_seen` stays useful without a
+    /// message per advertisement.
+    private var statePublishedAt: [BluetoothAddress: Timestamp] = [:]
+    static let stateRefreshMilliseconds: Int64 = 30_000
+    /// Each accessory's last serialized state object, reused for `bridge/accessories`. A
+    /// 64-bit hash of the state stands for the state: a copy per accessory would double the
+    /// memory the states take.
+    private var serializedStatuses: [BluetoothAddress: (hash: Int, bytes: [UInt8])] = [:]
+    /// The availability last published per accessory: the engine reports only changes, so an
+    /// accessory added while the bridge runs would otherwise have no availability topic.
+    private var publishedAvailability: [BluetoothAddress: Bool] = [:]
+    /// The route payload last published per source, fallback included, republished after a
+    /// reconnect: a broker that lost its retained messages must get every route back.
+    private var publishedRoutes: [BluetoothAddress: JSONValue] = [:]
+    /// `bridge/accessories` is out of date; it is republished when next due (once for a
+    /// burst of changes, not once per change).
+    private(set) var accessoriesDirty = false
+
+    init(connection: any MQTTPublishing, configuration: BridgeConfiguration, topics: Topics,
+         diagnostics: Diagnostics, startedAt: Timestamp) {
+        self.connection = connection
+        self.topics = topics
+        self.diagnostics = diagnostics
+        self.startedAt = startedAt
+        payloads = Payloads(sourceNames: Dictionary(
+            configuration.sources.map { ($0.address, $0.name) }, uniquingKeysWith: { first, _ in first }))
+        homeAssistant = configuration.homeAssistant.enabled
+            ? HomeAssistantDiscoveryTracker(discovery: HomeAssistantDiscovery(configuration: configuration)) : nil
+        info = BridgeInfo(configuration: configuration, baseTopic: topics.base)
+    }
+
+    /// A random delay before answering Home Assistant's birth message, so a house full of
+    /// bridges does not answer at once (nil without discovery).
+    func homeAssistantRepublishDelay() -> Duration? {
+        guard let discovery = homeAssistant?.discovery else { return nil }
+        var generator = SystemRandomNumberGenerator()
+        return discovery.republishDelay(using: &generator)
+    }
+
+    // MARK: - Engine outputs
+
+    func publish(_ outputs: [EngineOutput], at now: Timestamp, engine: BridgeEngine) {
+        for output in outputs { publish(output, at: now, engine: engine) }
+    }
+
+    private func publish(_ output: EngineOutput, at now: Timestamp, engine: BridgeEngine) {
+        switch output {
+        case .event(let event):
+            enqueue(topics.bridgeEvent, payloads.event(event, at: now).bytes)
+            if event.type == .activated || event.type == .invalidated { publishInfo(engine: engine) }
+        case .pickerChanged(let picker):
+            publishRetained(topics.bridgePicker, payloads.picker(picker))
+        case .accessoryChanged(let status):
+            statePublishedAt[status.accessory.id] = now
+            enqueue(topics.accessory(status.accessory.id), statusBytes(status), retain: true)
+            if publishedAvailability[status.accessory.id] == nil {
+                publishAvailability(status.accessory.id, status.available)
+            }
+            accessoriesDirty = true
+            // Discovery only when what Home Assistant shows changed (name, capabilities,
+            // battery parts), not on every RSSI or placement change.
+            if let device = homeAssistant?.changed(status) { publishRetained(device.topic, device.payload) }
+        case .accessoryRemoved(let id):
+            statePublishedAt[id] = nil
+            publishedAvailability[id] = nil
+            // An empty retained payload clears the topic on the broker.
+            enqueue(topics.accessory(id), [], retain: true)
+            enqueue(topics.availability(id), [], retain: true)
+            if let discoveryTopic = homeAssistant?.removed(id) { enqueue(discoveryTopic, [], retain: true) }
+            accessoriesDirty = true
+        case .availabilityChanged(let id, let available):
+            publishAvailability(id, available)
+        case .registrationChanged:
+            // The accessory's state object (accessoryChanged) carries the registration.
+            accessoriesDirty = true
+        case .routeChanged(let change):
+            let name = change.target.accessory.flatMap { engine.status(of: $0)?.accessory.displayName }
+            let payload = payloads.route(change, accessoryName: name, at: now)
+            publishedRoutes[change.source] = payload
+            publishRetained(topics.sourceRoute(change.source), payload)
+        case .decision(let decision):
+            diagnostics.counters.decisions += 1
+            enqueue(topics.decision(decision.accessory), payloads.decision(decision, at: now).bytes)
+        case .accessoryError(let id, let error):
+            diagnostics.counters.errors += 1
+            enqueue(topics.error(id), payloads.accessoryError(error, at: now).bytes)
+        case .storage:
+            break
+        }
+    }
+
+    /// Republishes a known accessory's state when telemetry refreshed it without a change
+    /// and the last publication is older than ``stateRefreshMilliseconds``.
+    func refreshState(of id: BluetoothAddress, at now: Timestamp, engine: BridgeEngine) {
+        guard let last = statePublishedAt[id] else { return }
+        if now.milliseconds(since: last) < Self.stateRefreshMilliseconds { return }
+        guard let status = engine.status(of: id) else { return }
+        statePublishedAt[id] = now
+        enqueue(topics.accessory(id), statusBytes(status), retain: true)
+    }
+
+    // MARK: - Bridge topics
+
+    /// Every retained topic, after each (re)connect: a broker restart loses nothing a
+    /// subscriber relies on, and no state stays stuck `offline`.
+    func publishEverything(at now: Timestamp, engine: BridgeEngine, gateways: JSONValue) {
+        publishRetained(topics.bridgeState, ["state": "online"])
+        publishInfo(engine: engine)
+        publishHealth(at: now, engine: engine)
+        publishRetained(topics.bridgeGateways, gateways)
+        publishRetained(topics.bridgePicker, payloads.picker(engine.picker))
+        let statuses = engine.statuses
+        for status in statuses {
+            statePublishedAt[status.accessory.id] = now
+            enqueue(topics.accessory(status.accessory.id), statusBytes(status), retain: true)
+            publishAvailability(status.accessory.id, status.available)
+        }
+        publishAccessoryList(statuses)
+        if homeAssistant != nil {
+            for device in homeAssistant!.everything(statuses) { publishRetained(device.topic, device.payload) }
+        }
+        // Routes restored from storage have not been published by this process yet: `startup`.
+        for (source, accessory) in engine.routes where publishedRoutes[source] == nil {
+            let change = RouteChange(source: source, previous: .fallback, target: .accessory(accessory), reason: .startup)
+            let name = engine.status(of: accessory)?.accessory.displayName
+            publishedRoutes[source] = payloads.route(change, accessoryName: name, at: now)
+        }
+        for (source, payload) in publishedRoutes.sorted(by: { $0.key < $1.key }) {
+            publishRetained(topics.sourceRoute(source), payload)
+        }
+    }
+
+    /// `bridge/accessories`: `[` + each state object + `]`, as JSONValue writes an array,
+    /// each object's text reused while its state is unchanged.
+    func publishAccessoryList(_ statuses: [AccessoryStatus]) {
+        accessoriesDirty = false
+        var list: [UInt8] = [UInt8(ascii: "[")]
+        for (index, status) in statuses.enumerated() {
+            if index > 0 { list.append(UInt8(ascii: ",")) }
+            list.append(contentsOf: statusBytes(status))
+        }
+        list.append(UInt8(ascii: "]"))
+        if serializedStatuses.count > statuses.count {
+            let current = Set(statuses.map(\.accessory.id))
+            serializedStatuses = serializedStatuses.filter { current.contains($0.key) }
+        }
+        enqueue(topics.bridgeAccessories, list, retain: true)
+    }
+
+    func publishGateways(_ gateways: JSONValue) {
+        publishRetained(topics.bridgeGateways, gateways)
+    }
+
+    func publishHealth(at now: Timestamp, engine: BridgeEngine) {
+        publishRetained(topics.bridgeHealth, health(at: now, engine: engine))
+    }
+
+    func publishInfo(engine: BridgeEngine) {
+        publishRetained(topics.bridgeInfo, info.payload(engine: engine, registered: Self.registeredCount(engine)))
+    }
+
+    /// `bridge/health`, published and answered to the `health` request.
+    func health(at now: Timestamp, engine: BridgeEngine) -> JSONValue {
+        let statistics = connection.statistics
+        let counters = diagnostics.counters
+        return [
+            "uptime_s": .int(Int(now.milliseconds(since: startedAt) / 1000)),
+            "rss_bytes": .int(ResidentMemory.bytes()),
+            "messages_in": .int(statistics.messagesIn),
+            "messages_out": .int(statistics.messagesOut),
+            // Dropped by the backlog or the congestion bound, refused by a parser, or dropped
+            // by the MQTT client's full message stream (messageBufferLimit).
+            "telemetry_rejected": .int(counters.telemetryRejected + statistics.messagesDropped),
+            "decisions": .int(counters.decisions),
+            "errors": .int(counters.errors),
+            "mqtt_reconnects": .int(statistics.reconnects),
+            "accessories": .int(engine.accessories.count),
+            "registered": .int(Self.registeredCount(engine)),
+            "at": .string(ISO8601.string(now)),
+        ]
+    }
+
+    /// Registrations of accessories the session still knows. The engine keeps a removed
+    /// accessory's registration (invalidated) in memory, but it is gone from storage, so it
+    /// must not be counted: the number would change across a restart.
+    static func registeredCount(_ engine: BridgeEngine) -> Int {
+        engine.registry.registrations.keys.count { engine.status(of: $0) != nil }
+    }
+
+    // MARK: - Responses and logs
+
+    /// A request's response on `bridge/response/<name>`.
+    func respond(_ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?) {
+        enqueue(topics.response(name), payloads.response(result, transaction: transaction).bytes, retain: false)
+    }
+
+    /// The engine's result of a request as a response body.
+    func responseBody(_ result: RequestResult?) -> Result<JSONValue, ResponseError> {
+        switch result {
+        case nil, .success(.empty)?: return .success(.object([]))
+        case .success(.accessory(let accessory))?: return .success(payloads.accessory(accessory))
+        case .success(.configuration(let configuration))?: return .success(payloads.configuration(configuration))
+        case .success(.device(let device))?:
+            return .success(["accessory": payloads.accessory(device.accessory), "configuration": payloads.configuration(device.configuration)])
+        case .success(.picker(let picker))?: return .success(payloads.picker(picker))
+        case .failure(let error)?: return .failure(ResponseError(error))
+        }
+    }
+
+    /// `offline` on `bridge/state`, waiting for the broker's acknowledgement (shutdown).
+    func publishOffline() async {
+        guard connection.isConnected else { return }
+        try? await connection.publishAcknowledged(
+            topic: topics.bridgeState, payload: Array(#"{"state":"offline"}"#.utf8), qos: .atLeastOnce, retain: true)
+    }
+
+    // MARK: - Helpers
+
+    private func publishAvailability(_ id: BluetoothAddress, _ available: Bool) {
+        publishedAvailability[id] = available
+        publishRetained(topics.availability(id), payloads.availability(available))
+    }
+
+    private func publishRetained(_ topic: String, _ payload: JSONValue) {
+        enqueue(topic, payload.bytes, retain: true)
+    }
+
+    /// Every message of the contract is QoS 1, in the engine's order.
+    private func enqueue(_ topic: String, _ payload: [UInt8], retain: Bool = false) {
+        connection.enqueue(topic: topic, payload: payload, qos: .atLeastOnce, retain: retain)
+    }
+
+    /// An accessory's state object as JSON, from the cache when its state is unchanged.
+    private func statusBytes(_ status: AccessoryStatus) -> [UInt8] {
+        let hash = status.hashValue
+        if let cached = serializedStatuses[status.accessory.id], cached.hash == hash { return cached.bytes }
+        let bytes = payloads.status(status).bytes
+        serializedStatuses[status.accessory.id] = (hash, bytes)
+        return bytes
+    }
+}
