@@ -403,6 +403,8 @@ public struct MQTTStatistics: Sendable, Hashable {
     /// Successful connections after the first one.
     public var reconnects = 0
     public var failedAttempts = 0
+
+    public init() {}
 }
 
 /// The raw libmosquitto handle.

@@ -34,6 +34,8 @@ struct DeferredWritesTests {
             elements.filter { $0.topic == Self.state }.count >= states + changes
         }
         #expect(published, "each change published at once: \(observer.messages(on: Self.state).count - states) of \(changes)")
+        // Deferred writes are committed within RuntimeCore.deferredCommitMilliseconds.
+        _ = await eventually { store.committedTransactions > before }
         let transactions = store.committedTransactions - before
         #expect(transactions >= 1 && transactions < changes / 2,
                 "\(transactions) transactions for \(changes) placement changes (one each without batching)")

@@ -10,7 +10,7 @@ final class WakeSchedule {
     /// The longest the loop sleeps even with nothing due. Deadlines are the engine's (wall
     /// clock) times turned into a sleep; a wall clock stepped forward makes them due sooner
     /// than planned, and this bounds how late the bridge notices.
-    static let maximumSleepMilliseconds: Int64 = 1_000
+    static let maximumSleepMilliseconds: Int64 = 5_000
 
     init(sink: AsyncStream<RuntimeEvent>.Continuation) { self.sink = sink }
 

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+@testable import Bridge
+import MQTT
+import Storage
+import TestSupport
+
+/// The runtime's flows against an in-memory connection: the same stages, storage and
+/// payloads as the real-broker suites (which remain the reference), in milliseconds.
+@Suite("Flows without a broker (in-memory connection)")
+struct InMemoryFlowTests {
+    /// Runs a runtime on an ``InMemoryConnection`` with the end-to-end configuration and a
+    /// fresh database.
+    static func withRuntime(_ body: (InMemoryConnection) async throws -> Void) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-memory-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("aabridge.sqlite3").path
+        let configuration = try ConfigurationTestSupport.load(BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database))
+        let connection = InMemoryConnection()
+        let runtime = try BridgeRuntime(configuration: configuration, store: try AccessoryStore(path: database),
+                                        connection: connection)
+        nonisolated(unsafe) let running = runtime
+        let task = Task { await running.run(signals: nil) }
+        await connection.waitFor("aabridge/bridge/state") { $0 == ["state": "online"] }
+        try await body(connection)
+        runtime.stop()
+        #expect(await task.value == 0)
+        #expect(connection.json(on: "aabridge/bridge/state").last == ["state": "offline"])
+    }
+
+    @Test("subscriptions: requests, /set, and each gateway's telemetry and status topics, once each")
+    func subscriptions() async throws {
+        try await Self.withRuntime { connection in
+            let filters = connection.subscriptions
+            #expect(filters.contains("aabridge/bridge/request/#"))
+            #expect(filters.contains("aabridge/accessory/+/set"))
+            #expect(filters.contains("home/+/BTtoMQTT/#"))
+            #expect(Set(filters).count == filters.count, "no filter twice: \(filters)")
+        }
+    }
+
+    @Test("picker, a real advertisement, select: registered; worn with a source connected routes the source")
+    func pairingToDecision() async throws {
+        try await Self.withRuntime { connection in
+            #expect(await connection.request("picker/show", #""products":["AirPods Pro"]"#)?["status"] == "ok")
+            connection.deliver(Fixture.advertisementTopic, Fixture.advertisementPayload)
+            await connection.waitFor("aabridge/bridge/picker") { ($0["candidates"]?.arrayValue?.count ?? 0) == 1 }
+            let selected = await connection.request("picker/select", #""id":"\#(Fixture.advertisementID)","name":"Kitchen AirPods""#)
+            #expect(selected?["data"]?["state"] == "authorized")
+            let topic = "aabridge/accessory/F1E2D3C4B5A6"
+            await connection.waitFor(topic) { $0["registration"] == "active" && $0["name"] == "Kitchen AirPods" }
+
+            // The migrated AirPods (native telemetry): a source, then worn -> a route decision.
+            let telemetry = "aabridge/telemetry/livingroom/\(Fixture.airPodsTopic)"
+            connection.deliver(telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
+            connection.deliver(telemetry, #"{"placement":"inEar"}"#)
+            let decision = await connection.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)/decision") { $0["action"] == "route" }
+            #expect(decision?["source"] == .string(Fixture.phone))
+            let route = await connection.waitFor("aabridge/source/\(Fixture.phoneTopic)/route") { $0["target"] == .string(Fixture.airPods) }
+            #expect(route?["accessory_name"] == "Alice's AirPods")
+        }
+    }
+
+    @Test("bad input: a request that is not JSON is answered invalidRequest; a retained request is ignored with a warning")
+    func badInput() async throws {
+        try await Self.withRuntime { connection in
+            connection.deliver("aabridge/bridge/request/health", "not json")
+            let response = await connection.waitFor("aabridge/bridge/response/health") { $0["status"] == "error" }
+            #expect(response?["error"]?["code"] == "invalidRequest")
+            connection.deliver("aabridge/bridge/request/picker/show", "{}", retain: true)
+            let warning = await connection.waitFor("aabridge/bridge/log") { $0["level"] == "warning" }
+            #expect(warning?["message"]?.stringValue?.contains("retained") == true)
+            #expect(connection.json(on: "aabridge/bridge/response/picker/show").isEmpty)
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Bridge
+import MQTT
+import TestSupport
+
+/// An MQTT connection without a broker: what the runtime publishes is recorded, what a test
+/// "publishes" is delivered to the runtime as if the broker had. For fast flow tests beside
+/// the real-broker ones (which stay the reference: this knows nothing of QoS, retain
+/// semantics on the broker or reconnects).
+final class InMemoryConnection: MQTTConnection {
+    let messages: AsyncStream<MQTTMessage>
+    let connectionStates: AsyncStream<MQTTConnectionState>
+    private let incoming: AsyncStream<MQTTMessage>.Continuation
+    private let states: AsyncStream<MQTTConnectionState>.Continuation
+    private let recorded = Mutex<[MQTTMessage]>([])
+    private let filters = Mutex<[String]>([])
+    private let connected = Atomic<Bool>(false)
+
+    init() {
+        (messages, incoming) = AsyncStream.makeStream(of: MQTTMessage.self)
+        (connectionStates, states) = AsyncStream.makeStream(of: MQTTConnectionState.self)
+    }
+
+    // MARK: MQTTConnection
+
+    @discardableResult
+    func enqueue(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) -> Bool {
+        recorded.withLock { $0.append(MQTTMessage(topic: topic, payload: payload, qos: qos, retain: retain)) }
+        return true
+    }
+
+    func publishAcknowledged(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) async throws(MQTTError) {
+        enqueue(topic: topic, payload: payload, qos: qos, retain: retain)
+    }
+
+    var outstandingPublishes: Int { 0 }
+    var isConnected: Bool { connected.load(ordering: .relaxed) }
+    var statistics: MQTTStatistics {
+        var statistics = MQTTStatistics()
+        statistics.messagesOut = recorded.withLock { $0.count }
+        return statistics
+    }
+
+    func subscribe(_ filter: String, qos: MQTTQoS) async throws(MQTTError) {
+        filters.withLock { $0.append(filter) }
+    }
+
+    func start() {
+        connected.store(true, ordering: .relaxed)
+        states.yield(.connected)
+    }
+
+    func disconnect() async {
+        connected.store(false, ordering: .relaxed)
+        incoming.finish()
+        states.finish()
+    }
+
+    // MARK: The test's side
+
+    /// What the runtime subscribed to.
+    var subscriptions: [String] { filters.withLock { $0 } }
+
+    /// Delivers a message to the runtime as the broker would.
+    func deliver(_ topic: String, _ payload: String, retain: Bool = false) {
+        incoming.yield(MQTTMessage(topic: topic, payload: Array(payload.utf8), qos: .atLeastOnce, retain: retain))
+    }
+
+    /// Every message published on `topic` so far, parsed (empty payload: `.null`).
+    func json(on topic: String) -> [JSONValue] {
+        recorded.withLock { $0.filter { $0.topic == topic } }.map { (try? JSONParser.parse($0.payload)) ?? .null }
+    }
+
+    /// Waits for a message on `topic` whose JSON satisfies `condition`.
+    @discardableResult
+    func waitFor(_ topic: String, sourceLocation: SourceLocation = #_sourceLocation,
+                 _ condition: @escaping (JSONValue) -> Bool = { _ in true }) async -> JSONValue? {
+        let found = await eventually { json(on: topic).contains(where: condition) }
+        guard found else {
+            Issue.record("no matching message on \(topic); got: \(json(on: topic))", sourceLocation: sourceLocation)
+            return nil
+        }
+        return json(on: topic).last(where: condition)
+    }
+
+    /// Delivers a request and waits for its response (matched by transaction).
+    func request(_ name: String, _ members: String = "", transaction: String = UUID().uuidString,
+                 sourceLocation: SourceLocation = #_sourceLocation) async -> JSONValue? {
+        let body = members.isEmpty ? #"{"transaction":"\#(transaction)"}"# : #"{\#(members),"transaction":"\#(transaction)"}"#
+        deliver("aabridge/bridge/request/\(name)", body)
+        return await waitFor("aabridge/bridge/response/\(name)", sourceLocation: sourceLocation) {
+            $0["transaction"]?.stringValue == transaction
+        }
+    }
+}
