@@ -38,14 +38,14 @@ extension BridgeRuntime {
     func publish(_ output: EngineOutput, at now: Timestamp) {
         switch output {
         case .event(let event):
-            client.post(topic: topics.bridgeEvent, payload: payloads.event(event, at: now).bytes, qos: .atLeastOnce)
+            client.enqueue(topic: topics.bridgeEvent, payload: payloads.event(event, at: now).bytes, qos: .atLeastOnce)
             if event.type == .activated || event.type == .invalidated { publishInfo() }
         case .pickerChanged(let picker):
             publishRetained(topics.bridgePicker, payloads.picker(picker))
         case .accessoryChanged(let status):
             productOfAccessory[status.accessory.id] = status.accessory.product
             statePublishedAt[status.accessory.id] = now
-            client.post(topic: topics.accessory(status.accessory.id), payload: statusBytes(status), qos: .atLeastOnce, retain: true)
+            client.enqueue(topic: topics.accessory(status.accessory.id), payload: statusBytes(status), qos: .atLeastOnce, retain: true)
             if publishedAvailability[status.accessory.id] == nil {
                 publishAvailability(status.accessory.id, status.available)
             }
@@ -58,10 +58,10 @@ extension BridgeRuntime {
             statePublishedAt[id] = nil
             publishedAvailability[id] = nil
             // An empty retained payload clears the topic on the broker.
-            client.post(topic: topics.accessory(id), payload: [], qos: .atLeastOnce, retain: true)
-            client.post(topic: topics.availability(id), payload: [], qos: .atLeastOnce, retain: true)
+            client.enqueue(topic: topics.accessory(id), payload: [], qos: .atLeastOnce, retain: true)
+            client.enqueue(topic: topics.availability(id), payload: [], qos: .atLeastOnce, retain: true)
             if let discoveryTopic = homeAssistant?.removed(id) {
-                client.post(topic: discoveryTopic, payload: [], qos: .atLeastOnce, retain: true)
+                client.enqueue(topic: discoveryTopic, payload: [], qos: .atLeastOnce, retain: true)
             }
             accessoriesDirty = true
         case .availabilityChanged(let id, let available):
@@ -76,10 +76,10 @@ extension BridgeRuntime {
             publishRetained(topics.sourceRoute(change.source), payload)
         case .decision(let decision):
             counters.decisions += 1
-            client.post(topic: topics.decision(decision.accessory), payload: payloads.decision(decision, at: now).bytes, qos: .atLeastOnce)
+            client.enqueue(topic: topics.decision(decision.accessory), payload: payloads.decision(decision, at: now).bytes, qos: .atLeastOnce)
         case .accessoryError(let id, let error):
             counters.errors += 1
-            client.post(topic: topics.error(id), payload: payloads.accessoryError(error, at: now).bytes, qos: .atLeastOnce)
+            client.enqueue(topic: topics.error(id), payload: payloads.accessoryError(error, at: now).bytes, qos: .atLeastOnce)
         case .storage:
             break
         }
@@ -97,11 +97,11 @@ extension BridgeRuntime {
         if let last = statePublishedAt[id], now.milliseconds(since: last) < Self.stateRefreshMilliseconds { return }
         guard let status = engine.status(of: id) else { return }
         statePublishedAt[id] = now
-        client.post(topic: topics.accessory(id), payload: statusBytes(status), qos: .atLeastOnce, retain: true)
+        client.enqueue(topic: topics.accessory(id), payload: statusBytes(status), qos: .atLeastOnce, retain: true)
     }
 
     func publishRetained(_ topic: String, _ payload: JSONValue) {
-        client.post(topic: topic, payload: payload.bytes, qos: .atLeastOnce, retain: true)
+        client.enqueue(topic: topic, payload: payload.bytes, qos: .atLeastOnce, retain: true)
     }
 
     /// Every retained topic, after each (re)connect: a broker restart loses nothing a
@@ -115,7 +115,7 @@ extension BridgeRuntime {
         publishRetained(topics.bridgePicker, payloads.picker(engine.picker))
         for status in engine.statuses {
             statePublishedAt[status.accessory.id] = now
-            client.post(topic: topics.accessory(status.accessory.id), payload: statusBytes(status), qos: .atLeastOnce, retain: true)
+            client.enqueue(topic: topics.accessory(status.accessory.id), payload: statusBytes(status), qos: .atLeastOnce, retain: true)
             publishAvailability(status.accessory.id, status.available)
         }
         publishAccessoryList()
@@ -150,7 +150,7 @@ extension BridgeRuntime {
             let current = Set(statuses.map(\.accessory.id))
             serializedStatuses = serializedStatuses.filter { current.contains($0.key) }
         }
-        client.post(topic: topics.bridgeAccessories, payload: list, qos: .atLeastOnce, retain: true)
+        client.enqueue(topic: topics.bridgeAccessories, payload: list, qos: .atLeastOnce, retain: true)
     }
 
     /// An accessory's state object as JSON, from the cache when its state is unchanged.

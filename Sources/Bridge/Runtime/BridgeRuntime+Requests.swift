@@ -61,6 +61,6 @@ extension BridgeRuntime {
             if countError { counters.errors += 1 }
             logger.debug("request \(name) failed: \(error.code): \(error.message)")
         }
-        client.post(topic: topics.response(name), payload: payloads.response(result, transaction: transaction).bytes, qos: .atLeastOnce)
+        client.enqueue(topic: topics.response(name), payload: payloads.response(result, transaction: transaction).bytes, qos: .atLeastOnce)
     }
 }

@@ -89,7 +89,7 @@ public final class BridgeRuntime {
         let payloads = self.payloads
         let level = BridgeLogger.Level(name: configuration.log.level.rawValue) ?? .info
         logger = BridgeLogger(minimum: level, json: configuration.log.format.rawValue == "json", clock: clock) { level, message in
-            client.post(topic: topics.bridgeLog, payload: payloads.log(level: level.name, message: message, at: clock()).bytes)
+            client.enqueue(topic: topics.bridgeLog, payload: payloads.log(level: level.name, message: message, at: clock()).bytes)
         }
         parsers = configuration.gateways.map { gateway in
             let parser = TelemetryParser(
@@ -253,7 +253,7 @@ public final class BridgeRuntime {
         commitAndPublish(step.outputs, at: now, context: "shutdown")
         publishInfo()
         if client.isConnected {
-            try? await client.publish(topic: topics.bridgeState, string: #"{"state":"offline"}"#, qos: .atLeastOnce, retain: true)
+            try? await client.publishAcknowledged(topic: topics.bridgeState, string: #"{"state":"offline"}"#, qos: .atLeastOnce, retain: true)
         }
         await client.disconnect()
         store.close()
