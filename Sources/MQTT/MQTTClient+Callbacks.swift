@@ -41,7 +41,7 @@ extension MQTTClient {
             _ = mosquitto_subscribe_v5(handle.pointer, nil, subscription.filter, subscription.qos.rawValue, 0, nil)
         }
         // What was published while disconnected goes out now, in order.
-        outbox.forEach(send)
+        outbox.forEach(sendOrKeep)
         stateContinuation.yield(.connected)
         firstConnect?.resume(returning: .success(()))
     }
@@ -50,7 +50,7 @@ extension MQTTClient {
         state.withLock { $0.connected = false }
     }
 
-    fileprivate func publishAcknowledged(mid: Int32, reasonCode: Int32) {
+    fileprivate func publishFinished(mid: Int32, reasonCode: Int32) {
         let result: Result<Void, MQTTError> = reasonCode >= 0x80
             ? .failure(MQTTError(code: .publishRefused(reasonCode),
                                  message: "publish refused by the broker: \(String(cString: mosquitto_reason_string(reasonCode)))"))
@@ -103,7 +103,7 @@ private func onDisconnect(_: OpaquePointer?, _ userdata: UnsafeMutableRawPointer
 
 private func onPublish(_: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32, _ reasonCode: Int32,
                        _: OpaquePointer?) {
-    MQTTClient.from(userdata)?.publishAcknowledged(mid: mid, reasonCode: reasonCode)
+    MQTTClient.from(userdata)?.publishFinished(mid: mid, reasonCode: reasonCode)
 }
 
 private func onSubscribe(_: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32, _ count: Int32,

@@ -63,8 +63,9 @@ extension MQTTClient {
 
     /// Asks the kernel to acknowledge what arrives next at once (Linux's quick-ack mode
     /// lapses, so this is renewed before every read). Brokers leave Nagle's algorithm on by
-    /// default (mosquitto's `set_tcp_nodelay false`): with a delayed ACK here, a small
-    /// message to this client then waits up to 40 ms behind the previous one's ACK.
+    /// default (mosquitto's `set_tcp_nodelay false`), so with a delayed ACK here a small
+    /// message to this client waits behind the previous one's ACK (figures in
+    /// docs/performance.md, "MQTT client notes").
     private func acknowledgeQuickly(_ mosq: OpaquePointer) {
         let fd = mosquitto_socket(mosq)
         guard fd >= 0 else { return }

@@ -9,7 +9,7 @@ import TestSupport
 /// OpenMQTTGateway background load of 100 and 5,000 msg/s on 1,000 other registered accessories.
 ///
 /// The reference: the same two broker hops through a plain echo client (same library: it
-/// re-posts what it receives, nothing else), measured interleaved with the bridge samples,
+/// re-enqueues what it receives, nothing else), measured interleaved with the bridge samples,
 /// so "added" latency is bridge minus echo at each percentile.
 enum E2ELatencyBenchmark {
     static let samples = Int(ProcessInfo.processInfo.environment["AABRIDGE_BENCH_SAMPLES"] ?? "") ?? 3_000
@@ -38,11 +38,11 @@ enum E2ELatencyBenchmark {
             throw E2E.Failure("the bridge did not come online")
         }
 
-        // The echo: receives bench/ping, posts it to bench/pong (QoS 1, as the bridge's decisions).
+        // The echo: receives bench/ping, enqueues it to bench/pong (QoS 1, as the bridge's decisions).
         let echo = try await E2E.client(broker, "bench-echo")
         let echoStream = echo.messages
         let echoTask = Task.detached {
-            for await message in echoStream { echo.post(topic: "bench/pong", payload: message.payload, qos: .atLeastOnce) }
+            for await message in echoStream { echo.enqueue(topic: "bench/pong", payload: message.payload, qos: .atLeastOnce) }
         }
         try await echo.subscribe("bench/ping", qos: .atLeastOnce)
 
@@ -50,7 +50,7 @@ enum E2ELatencyBenchmark {
         let loader = try await E2E.client(broker, "bench-load")
         let stream = E2EThroughputBenchmark.Stream(prefix: "home", accessories: background, publishers: 1)
         let telemetry = "aabridge/telemetry/bench/\(targetTopicID)"
-        sender.post(topic: telemetry, payload: Array(#"{"sources":["11:22:33:44:55:66"]}"#.utf8), qos: .atLeastOnce)
+        sender.enqueue(topic: telemetry, payload: Array(#"{"sources":["11:22:33:44:55:66"]}"#.utf8), qos: .atLeastOnce)
         try await Task.sleep(for: .milliseconds(200))
 
         print("e2e-latency: route change -> decision, debounce 0, \(noDelay ? samples : samples / 3) samples per load, \(background) background accessories, broker set_tcp_nodelay \(noDelay)")
@@ -65,7 +65,7 @@ enum E2ELatencyBenchmark {
                         let due = Int(Double(E2E.nanoseconds() - start) / 1e9 * load)
                         while sent < due {
                             let (topic, payload) = stream.message(publisher: 0, index: sent)
-                            loader.post(topic: topic, payload: payload, qos: .atMostOnce)
+                            loader.enqueue(topic: topic, payload: payload, qos: .atMostOnce)
                             sent += 1
                         }
                         usleep(200)
@@ -116,7 +116,7 @@ enum E2ELatencyBenchmark {
             let payload = Array((worn ? #"{"worn":true,"hardware":"inEarBud"}"# : #"{"worn":false}"#).utf8)
             let before = arrivals.count
             let sentAt = E2E.nanoseconds()
-            sender.post(topic: telemetry, payload: payload, qos: .atMostOnce)
+            sender.enqueue(topic: telemetry, payload: payload, qos: .atMostOnce)
             var arrived: UInt64?
             _ = arrivals.waitBlocking(timeout: 1) { list in
                 for arrival in list[before...] where arrival.topic.hasSuffix("/decision") {
@@ -132,7 +132,7 @@ enum E2ELatencyBenchmark {
             }
             let beforeEcho = arrivals.count
             let pingAt = E2E.nanoseconds()
-            sender.post(topic: "bench/ping", payload: payload, qos: .atMostOnce)
+            sender.enqueue(topic: "bench/ping", payload: payload, qos: .atMostOnce)
             var pong: UInt64?
             _ = arrivals.waitBlocking(timeout: 1) { list in
                 for arrival in list[beforeEcho...] where arrival.topic == "bench/pong" {

@@ -108,7 +108,7 @@ enum E2EThroughputBenchmark {
         func health() async throws -> [String: Any] {
             transaction += 1
             let before = responses.snapshot().filter { $0.topic == responseTopic }.count
-            try await probe.publish(topic: "aabridge/bridge/request/health", string: #"{"transaction":\#(transaction)}"#, qos: .atLeastOnce)
+            try await probe.publishAcknowledged(topic: "aabridge/bridge/request/health", string: #"{"transaction":\#(transaction)}"#, qos: .atLeastOnce)
             var found: [String: Any]?
             let tx = transaction
             _ = await responses.wait(timeout: 60) { arrivals in
@@ -139,9 +139,9 @@ enum E2EThroughputBenchmark {
                         await E2E.onThread {
                             _ = E2E.paced(count: share, rate: perPublisherRate) { i in
                                 let (topic, payload) = stream.message(publisher: p, index: i)
-                                client.post(topic: topic, payload: payload, qos: qos)
+                                client.enqueue(topic: topic, payload: payload, qos: qos)
                             }
-                            client.post(topic: requestTopic, payload: Array(#"{"transaction":\#(tag * 100 + p)}"#.utf8), qos: .atLeastOnce)
+                            client.enqueue(topic: requestTopic, payload: Array(#"{"transaction":\#(tag * 100 + p)}"#.utf8), qos: .atLeastOnce)
                         }
                     }
                 }

@@ -37,7 +37,7 @@ enum SimulateCommand {
             try await mqtt.connect()
             for step in steps {
                 if step.delayMilliseconds > 0 { try await Task.sleep(for: .milliseconds(step.delayMilliseconds)) }
-                try await mqtt.publish(topic: step.topic, payload: step.payload, qos: .atLeastOnce)
+                try await mqtt.publishAcknowledged(topic: step.topic, payload: step.payload, qos: .atLeastOnce)
                 print("published \(step.topic) \(String(decoding: step.payload, as: UTF8.self))")
             }
             await mqtt.disconnect()

@@ -61,7 +61,7 @@ final class Observer: Sendable {
     }
 
     func publish(_ topic: String, _ payload: String, retain: Bool = false) async throws {
-        try await client.publish(topic: topic, string: payload, qos: .atLeastOnce, retain: retain)
+        try await client.publishAcknowledged(topic: topic, string: payload, qos: .atLeastOnce, retain: retain)
     }
 
     /// Every message on `topic` so far, parsed (an unparsable or empty payload is `.null`).

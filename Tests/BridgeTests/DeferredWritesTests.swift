@@ -27,7 +27,7 @@ struct DeferredWritesTests {
         let changes = 200
         for index in 0..<changes {
             let placement = index % 2 == 0 ? "offHead" : "inEar"   // the last one: inEar
-            observer.client.post(topic: Self.telemetry, payload: Array(#"{"placement":"\#(placement)"}"#.utf8), qos: .atLeastOnce)
+            observer.client.enqueue(topic: Self.telemetry, payload: Array(#"{"placement":"\#(placement)"}"#.utf8), qos: .atLeastOnce)
         }
         _ = try await observer.request("health")   // answered after every change was handled
         let published = await observer.messages.wait(timeout: .seconds(20)) { elements in

@@ -78,7 +78,7 @@ struct HomeAssistantRuntimeTests {
             let stateBefore = observer.messages(on: "aabridge/accessory/\(Fixture.airPodsTopic)").count
             // A burst (a client repeating it, or hostile): one republish, not twenty. Posted
             // back to back, so all twenty reach the bridge before its 1-5 s delay ends.
-            for _ in 0..<20 { observer.client.post(topic: "homeassistant/status", payload: Array("online".utf8), qos: .atLeastOnce) }
+            for _ in 0..<20 { observer.client.enqueue(topic: "homeassistant/status", payload: Array("online".utf8), qos: .atLeastOnce) }
             let republished = await observer.messages.wait(timeout: .seconds(20)) { elements in
                 elements.filter { $0.topic == Self.airPodsConfig }.count > before
             }

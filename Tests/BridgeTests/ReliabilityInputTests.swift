@@ -13,7 +13,7 @@ struct ReliabilityInputTests {
 
     /// Publishes raw bytes (what `mosquitto_pub -f` would send).
     static func publish(_ observer: Observer, _ topic: String, _ bytes: [UInt8]) async throws {
-        try await observer.client.publish(topic: topic, payload: bytes, qos: .atLeastOnce)
+        try await observer.client.publishAcknowledged(topic: topic, payload: bytes, qos: .atLeastOnce)
     }
 
     @Test("oversize request and telemetry payloads: refused or counted, the bridge answers the next request")
@@ -120,7 +120,7 @@ struct ReliabilityInputTests {
                 let address = (0..<6).map { _ in String(format: "%02X", UInt8.random(in: 0...255, using: &generator)) }
                 let gateway = "gw\(index % 1000)"
                 let payload = #"{"id":"\#(address.joined(separator: ":"))","manufacturerdata":"4c000719010e2022f58f00000a7d9fff27234873d4305e0fed1b39e2b8","rssi":-60}"#
-                observer.client.post(topic: "home/\(gateway)/BTtoMQTT/\(address.joined())", payload: Array(payload.utf8))
+                observer.client.enqueue(topic: "home/\(gateway)/BTtoMQTT/\(address.joined())", payload: Array(payload.utf8))
                 if index % 2000 == 1999 { try await Task.sleep(for: .milliseconds(20)) }
             }
             // In order behind the flood: once this is answered, every advertisement was handled.

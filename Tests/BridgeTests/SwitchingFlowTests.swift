@@ -70,8 +70,8 @@ struct SwitchingFlowTests {
             // inEar and straight back to offHead (the committed value): cancelled.
             // Queued back to back (not waiting for each PUBACK) so that a loaded machine cannot
             // stretch the flap beyond the window.
-            observer.client.post(topic: Self.telemetry, payload: Array(#"{"placement":"inEar"}"#.utf8), qos: .atLeastOnce)
-            observer.client.post(topic: Self.telemetry, payload: Array(#"{"placement":"offHead"}"#.utf8), qos: .atLeastOnce)
+            observer.client.enqueue(topic: Self.telemetry, payload: Array(#"{"placement":"inEar"}"#.utf8), qos: .atLeastOnce)
+            observer.client.enqueue(topic: Self.telemetry, payload: Array(#"{"placement":"offHead"}"#.utf8), qos: .atLeastOnce)
             try await Task.sleep(for: .milliseconds(1_000))
             #expect(observer.messages(on: Self.decision).isEmpty, "\(observer.messages(on: Self.decision).map(\.payloadString))")
             #expect(observer.json(on: "aabridge/accessory/\(Fixture.airPodsTopic)").allSatisfy { $0["placement"] == "offHead" })

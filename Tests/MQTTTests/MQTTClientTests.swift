@@ -12,8 +12,8 @@ struct MQTTClientTests {
         let broker = try MosquittoBroker()
         let subscriber = try await ConnectedClient(testConfiguration(broker, version: version), subscribe: ["t/#"], qos: qos)
         let publisher = try await ConnectedClient(testConfiguration(broker, version: version))
-        try await publisher.client.publish(topic: "t/a", string: "hello", qos: qos)
-        try await publisher.client.publish(topic: "t/b", payload: [0, 255, 10], qos: qos)
+        try await publisher.client.publishAcknowledged(topic: "t/a", string: "hello", qos: qos)
+        try await publisher.client.publishAcknowledged(topic: "t/b", payload: [0, 255, 10], qos: qos)
         #expect(await subscriber.messages.wait(count: 2))
         let received = subscriber.messages.elements
         #expect(received.map(\.topic) == ["t/a", "t/b"])
@@ -28,7 +28,7 @@ struct MQTTClientTests {
     func retained() async throws {
         let broker = try MosquittoBroker()
         let publisher = try await ConnectedClient(testConfiguration(broker))
-        try await publisher.client.publish(topic: "r/state", string: "{\"state\":\"online\"}", qos: .atLeastOnce, retain: true)
+        try await publisher.client.publishAcknowledged(topic: "r/state", string: "{\"state\":\"online\"}", qos: .atLeastOnce, retain: true)
         let late = try await ConnectedClient(testConfiguration(broker), subscribe: ["r/#"])
         #expect(await late.messages.wait(count: 1))
         #expect(late.messages.elements.first?.retain == true)
@@ -100,7 +100,7 @@ struct MQTTClientTests {
         let count = 10_000
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<count {
-                group.addTask { try await publisher.client.publish(topic: "burst/x", string: "\(index)", qos: .atLeastOnce) }
+                group.addTask { try await publisher.client.publishAcknowledged(topic: "burst/x", string: "\(index)", qos: .atLeastOnce) }
                 if index % 500 == 499 { try await group.waitForAll() }
             }
             try await group.waitForAll()
@@ -114,16 +114,16 @@ struct MQTTClientTests {
         await subscriber.client.disconnect()
     }
 
-    @Test("post() keeps call order across QoS 0 and 1, mixed with awaited publishes")
-    func postOrdered() async throws {
+    @Test("enqueue() keeps call order across QoS 0 and 1, mixed with awaited publishes")
+    func enqueueOrdered() async throws {
         let broker = try MosquittoBroker()
         let subscriber = try await ConnectedClient(testConfiguration(broker), subscribe: ["o/#"])
         let publisher = try await ConnectedClient(testConfiguration(broker))
         for index in 0..<2_000 {
             if index % 100 == 0 {
-                try await publisher.client.publish(topic: "o/x", string: "\(index)", qos: .atLeastOnce)
+                try await publisher.client.publishAcknowledged(topic: "o/x", string: "\(index)", qos: .atLeastOnce)
             } else {
-                #expect(publisher.client.post(topic: "o/x", payload: Array("\(index)".utf8), qos: .atLeastOnce))
+                #expect(publisher.client.enqueue(topic: "o/x", payload: Array("\(index)".utf8), qos: .atLeastOnce))
             }
         }
         #expect(await subscriber.messages.wait(count: 2_000, timeout: .seconds(30)))
@@ -141,8 +141,8 @@ struct MQTTClientTests {
         #expect(subscriber.client.subscriptions == ["u/b"])
         let publisher = try await ConnectedClient(testConfiguration(broker))
         try await Task.sleep(for: .milliseconds(100))
-        try await publisher.client.publish(topic: "u/a", string: "dropped", qos: .atLeastOnce)
-        try await publisher.client.publish(topic: "u/b", string: "kept", qos: .atLeastOnce)
+        try await publisher.client.publishAcknowledged(topic: "u/a", string: "dropped", qos: .atLeastOnce)
+        try await publisher.client.publishAcknowledged(topic: "u/b", string: "kept", qos: .atLeastOnce)
         #expect(await subscriber.messages.wait(count: 1))
         try await Task.sleep(for: .milliseconds(200))
         #expect(subscriber.messages.elements.map(\.payloadString) == ["kept"])
@@ -165,17 +165,17 @@ struct MQTTClientTests {
         // mosquitto 2.0 acknowledges a denied QoS 1 publish (v5 may carry a reason code >= 0x80,
         // which the client turns into publishRefused) but never delivers it.
         do {
-            try await gateway.client.publish(topic: "aabridge/bridge/state", string: "forged", qos: .atLeastOnce)
+            try await gateway.client.publishAcknowledged(topic: "aabridge/bridge/state", string: "forged", qos: .atLeastOnce)
         } catch {
             guard case .publishRefused = error.code else { throw error }
         }
-        try await gateway.client.publish(topic: "home/gw/BTtoMQTT/AA", string: "allowed", qos: .atLeastOnce)
+        try await gateway.client.publishAcknowledged(topic: "home/gw/BTtoMQTT/AA", string: "allowed", qos: .atLeastOnce)
         #expect(await admin.messages.wait { $0.contains { $0.topic == "home/gw/BTtoMQTT/AA" } })
         #expect(admin.payloads(on: "aabridge/bridge/state").isEmpty, "the denied publish was not delivered")
         // Reading is enforced at delivery: the gateway hears nothing outside home/#.
         try await gateway.client.subscribe("#")
-        try await admin.client.publish(topic: "aabridge/bridge/info", string: "private", qos: .atLeastOnce)
-        try await admin.client.publish(topic: "home/ping", string: "public", qos: .atLeastOnce)
+        try await admin.client.publishAcknowledged(topic: "aabridge/bridge/info", string: "private", qos: .atLeastOnce)
+        try await admin.client.publishAcknowledged(topic: "home/ping", string: "public", qos: .atLeastOnce)
         #expect(await gateway.messages.wait { $0.contains { $0.topic == "home/ping" } })
         #expect(gateway.payloads(on: "aabridge/bridge/info").isEmpty)
         await gateway.client.disconnect()
@@ -190,6 +190,6 @@ struct MQTTClientTests {
         await client.disconnect()
         var iterator = client.messages.makeAsyncIterator()
         #expect(await iterator.next() == nil)
-        await #expect(throws: MQTTError.self) { try await client.publish(topic: "x", string: "y") }
+        await #expect(throws: MQTTError.self) { try await client.publishAcknowledged(topic: "x", string: "y") }
     }
 }

@@ -18,7 +18,7 @@ struct MQTTReconnectTests {
         // The restored subscription may still be in flight right after CONNACK: retry briefly.
         var delivered = false
         for attempt in 0..<50 where !delivered {
-            try await publisher.client.publish(topic: "k/after", string: "\(attempt)", qos: .atLeastOnce)
+            try await publisher.client.publishAcknowledged(topic: "k/after", string: "\(attempt)", qos: .atLeastOnce)
             delivered = await subscriber.messages.wait(timeout: .milliseconds(100)) { $0.contains { $0.topic == "k/after" } }
         }
         #expect(delivered, "messages flow again on the subscription made before the restart")
@@ -34,7 +34,7 @@ struct MQTTReconnectTests {
         broker.stop()
         #expect(await publisher.states.wait { $0.contains { if case .disconnected = $0 { true } else { false } } })
         // Retained, so the check below does not depend on who reconnects first.
-        async let acknowledged: Void = publisher.client.publish(topic: "q/x", string: "kept", qos: .atLeastOnce, retain: true)
+        async let acknowledged: Void = publisher.client.publishAcknowledged(topic: "q/x", string: "kept", qos: .atLeastOnce, retain: true)
         try await Task.sleep(for: .milliseconds(200))
         try broker.start()
         try await acknowledged
@@ -92,10 +92,10 @@ struct MQTTOutstandingPublishesTests {
         let watcher = try await ConnectedClient(testConfiguration(broker), subscribe: ["o/#"])
         let publisher = try await ConnectedClient(testConfiguration(broker))
         #expect(publisher.client.outstandingPublishes == 0)
-        // Frozen, the broker acknowledges nothing: every QoS 1 post stays outstanding.
+        // Frozen, the broker acknowledges nothing: every QoS 1 message enqueued stays outstanding.
         broker.freeze()
-        for index in 0..<30 { publisher.client.post(topic: "o/\(index)", payload: Array("\(index)".utf8), qos: .atLeastOnce) }
-        for index in 0..<5 { publisher.client.post(topic: "o/zero\(index)", payload: [], qos: .atMostOnce) }
+        for index in 0..<30 { publisher.client.enqueue(topic: "o/\(index)", payload: Array("\(index)".utf8), qos: .atLeastOnce) }
+        for index in 0..<5 { publisher.client.enqueue(topic: "o/zero\(index)", payload: [], qos: .atMostOnce) }
         try await Task.sleep(for: .milliseconds(200))
         #expect(publisher.client.outstandingPublishes == 30)
         broker.thaw()
@@ -114,7 +114,7 @@ struct MQTTOutstandingPublishesTests {
         let publisher = try await ConnectedClient(testConfiguration(broker))
         broker.stop()
         #expect(await publisher.states.wait { $0.contains { if case .disconnected = $0 { true } else { false } } })
-        for index in 0..<7 { publisher.client.post(topic: "d/\(index)", payload: [], qos: .atLeastOnce) }
+        for index in 0..<7 { publisher.client.enqueue(topic: "d/\(index)", payload: [], qos: .atLeastOnce) }
         #expect(publisher.client.outstandingPublishes == 7)
         try broker.start()
         let drained = await eventually(timeout: .seconds(15)) { publisher.client.outstandingPublishes == 0 }

@@ -15,7 +15,7 @@ struct MQTTTLSTests {
                                   certificateFile: certificates.clientCertificate.path,
                                   keyFile: certificates.clientKey.path)
         let subscriber = try await ConnectedClient(configuration, subscribe: ["tls/#"])
-        try await subscriber.client.publish(topic: "tls/x", string: "secret channel", qos: .atLeastOnce)
+        try await subscriber.client.publishAcknowledged(topic: "tls/x", string: "secret channel", qos: .atLeastOnce)
         #expect(await subscriber.messages.wait(count: 1))
         #expect(subscriber.payloads(on: "tls/x") == ["secret channel"])
         await subscriber.client.disconnect()

@@ -12,11 +12,11 @@ import TestSupport
 final class InMemoryConnection: MQTTConnection {
     let messages: AsyncStream<MQTTMessage>
     let connectionStates: AsyncStream<MQTTConnectionState>
+    /// Records what the runtime publishes (TestSupport's publisher, starting disconnected).
+    let published = InMemoryPublisher(isConnected: false)
     private let incoming: AsyncStream<MQTTMessage>.Continuation
     private let states: AsyncStream<MQTTConnectionState>.Continuation
-    private let recorded = Mutex<[MQTTMessage]>([])
     private let filters = Mutex<[String]>([])
-    private let connected = Atomic<Bool>(false)
 
     init() {
         (messages, incoming) = AsyncStream.makeStream(of: MQTTMessage.self)
@@ -27,33 +27,28 @@ final class InMemoryConnection: MQTTConnection {
 
     @discardableResult
     func enqueue(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) -> Bool {
-        recorded.withLock { $0.append(MQTTMessage(topic: topic, payload: payload, qos: qos, retain: retain)) }
-        return true
+        published.enqueue(topic: topic, payload: payload, qos: qos, retain: retain)
     }
 
     func publishAcknowledged(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) async throws(MQTTError) {
-        enqueue(topic: topic, payload: payload, qos: qos, retain: retain)
+        try await published.publishAcknowledged(topic: topic, payload: payload, qos: qos, retain: retain)
     }
 
-    var outstandingPublishes: Int { 0 }
-    var isConnected: Bool { connected.load(ordering: .relaxed) }
-    var statistics: MQTTStatistics {
-        var statistics = MQTTStatistics()
-        statistics.messagesOut = recorded.withLock { $0.count }
-        return statistics
-    }
+    var outstandingPublishes: Int { published.outstandingPublishes }
+    var isConnected: Bool { published.isConnected }
+    var statistics: MQTTStatistics { published.statistics }
 
     func subscribe(_ filter: String, qos: MQTTQoS) async throws(MQTTError) {
         filters.withLock { $0.append(filter) }
     }
 
     func start() {
-        connected.store(true, ordering: .relaxed)
+        published.isConnected = true
         states.yield(.connected)
     }
 
     func disconnect() async {
-        connected.store(false, ordering: .relaxed)
+        published.isConnected = false
         incoming.finish()
         states.finish()
     }
@@ -70,14 +65,15 @@ final class InMemoryConnection: MQTTConnection {
 
     /// Every message published on `topic` so far, parsed (empty payload: `.null`).
     func json(on topic: String) -> [JSONValue] {
-        recorded.withLock { $0.filter { $0.topic == topic } }.map { (try? JSONParser.parse($0.payload)) ?? .null }
+        published.messages(on: topic).map { (try? JSONParser.parse($0.payload)) ?? .null }
     }
 
     /// Waits for a message on `topic` whose JSON satisfies `condition`.
     @discardableResult
     func waitFor(_ topic: String, sourceLocation: SourceLocation = #_sourceLocation,
                  _ condition: @escaping (JSONValue) -> Bool = { _ in true }) async -> JSONValue? {
-        let found = await eventually { json(on: topic).contains(where: condition) }
+        // As long as the real-broker tests wait: the whole suite runs in parallel on two cores.
+        let found = await eventually(timeout: .seconds(30)) { json(on: topic).contains(where: condition) }
         guard found else {
             Issue.record("no matching message on \(topic); got: \(json(on: topic))", sourceLocation: sourceLocation)
             return nil
