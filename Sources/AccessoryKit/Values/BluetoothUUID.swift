@@ -1,83 +1,84 @@
-/// A Bluetooth UUID, 16-, 32- or 128-bit.
+/// A Bluetooth service UUID, 16-, 32- or 128-bit.
 ///
-/// Short forms are expanded on the Bluetooth base UUID
-/// (`0000xxxx-0000-1000-8000-00805F9B34FB`) so that `FE2C` and its 128-bit
-/// spelling compare equal, as they do on the air.
+/// Short UUIDs are aliases inside the Bluetooth base UUID `0000xxxx-0000-1000-8000-00805F9B34FB`
+/// (Bluetooth Core Specification, Vol 3 Part B, 2.5.1), so every form is stored as its 128-bit
+/// value: `FE2C`, `0xfe2c` and `0000fe2c-0000-1000-8000-00805f9b34fb` are equal, as on the air.
 public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
-    /// The most significant 64 bits.
+    /// The most significant 64 bits of the 128-bit value.
     public let high: UInt64
-    /// The least significant 64 bits.
+    /// The least significant 64 bits of the 128-bit value.
     public let low: UInt64
 
-    static let baseHigh: UInt64 = 0x0000_0000_0000_1000
+    /// The low 64 bits of the base UUID, shared by every short UUID.
     static let baseLow: UInt64 = 0x8000_0080_5F9B_34FB
+    /// The high 64 bits of the base UUID with the 32-bit alias field zeroed.
+    static let baseHigh: UInt64 = 0x0000_0000_0000_1000
 
-    /// Creates a UUID from its two halves.
+    /// Creates the 128-bit UUID from its two halves.
     public init(high: UInt64, low: UInt64) {
         self.high = high
         self.low = low
     }
 
-    /// A 16-bit assigned UUID expanded on the base UUID.
-    public init(shortValue: UInt16) {
-        self.init(high: UInt64(shortValue) << 32 | Self.baseHigh, low: Self.baseLow)
+    /// The 128-bit form of a 16-bit UUID.
+    public init(shortValue: UInt16) { self.init(uuid32: UInt32(shortValue)) }
+
+    /// The 128-bit form of a 32-bit UUID.
+    public init(uuid32: UInt32) {
+        self.init(high: UInt64(uuid32) << 32 | Self.baseHigh, low: Self.baseLow)
     }
 
-    /// Parses `FE2C`, `0xfe2c`, `0000FE2C` or a 128-bit UUID with or without dashes.
+    /// Creates a UUID from 16 bytes, most significant first (the written order).
+    public init?(bigEndianBytes bytes: some Collection<UInt8>) {
+        guard bytes.count == 16 else { return nil }
+        var high: UInt64 = 0, low: UInt64 = 0
+        for (index, byte) in bytes.enumerated() {
+            if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
+        }
+        self.init(high: high, low: low)
+    }
+
+    /// Parses `fe2c`, `0xFE2C`, 8 hex digits (32-bit), 32 hex digits, or the dashed 8-4-4-4-12 form.
     public init?(_ text: some StringProtocol) {
-        var hex: [UInt8] = []
-        var utf8 = Array(text.utf8)
-        if utf8.count >= 2, utf8[0] == UInt8(ascii: "0"), utf8[1] | 0x20 == UInt8(ascii: "x") {
-            utf8.removeFirst(2)
-        }
-        let dashed = utf8.count == 36
-        for (position, c) in utf8.enumerated() {
-            if dashed && [8, 13, 18, 23].contains(position) {
-                guard c == UInt8(ascii: "-") else { return nil }
-                continue
+        var digits = Substring(text)
+        if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
+        if digits.utf8.count == 36 {
+            let dashes = [8, 13, 18, 23]
+            for (offset, char) in digits.utf8.enumerated() where dashes.contains(offset) != (char == UInt8(ascii: "-")) {
+                return nil
             }
-            guard let nibble = Hex.nibble(c) else { return nil }
-            hex.append(nibble)
+            digits = Substring(digits.filter { $0 != "-" })
         }
-        func value(_ digits: ArraySlice<UInt8>) -> UInt64 {
-            digits.reduce(0) { $0 << 4 | UInt64($1) }
-        }
-        switch hex.count {
-        case 4, 8:
-            self.init(high: value(hex[...]) << 32 | Self.baseHigh, low: Self.baseLow)
-        case 32:
-            self.init(high: value(hex[0..<16]), low: value(hex[16..<32]))
-        default:
-            return nil
+        guard let bytes = Hex.decode(digits) else { return nil }
+        switch bytes.count {
+        case 2: self.init(shortValue: UInt16(bytes[0]) << 8 | UInt16(bytes[1]))
+        case 4: self.init(uuid32: bytes.reduce(0) { $0 << 8 | UInt32($1) })
+        case 16: self.init(bigEndianBytes: bytes)
+        default: return nil
         }
     }
 
-    /// The 16-bit value when this UUID is a 16-bit one on the base UUID.
+    /// The 16-bit alias when this UUID is one, else `nil`.
     public var shortValue: UInt16? {
         guard low == Self.baseLow, high & 0xFFFF_FFFF == Self.baseHigh, high >> 48 == 0 else { return nil }
         return UInt16(truncatingIfNeeded: high >> 32)
     }
 
-    /// `FE2C` for 16-bit UUIDs, the upper-case dashed form otherwise.
+    /// The 16 bytes, most significant first.
+    public var bigEndianBytes: [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: high >> (56 - 8 * $0)) }
+            + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * $0)) }
+    }
+
+    /// `FE2C` for a 16-bit alias, else ``uuidString``.
     public var description: String {
-        if let short = shortValue {
-            return Hex.string([UInt8(short >> 8), UInt8(short & 0xFF)])
-        }
+        if let short = shortValue { return Hex.encode([UInt8(short >> 8), UInt8(short & 0xFF)], uppercase: true) }
         return uuidString
     }
 
     /// The upper-case dashed 128-bit form.
     public var uuidString: String {
-        var bytes: [UInt8] = []
-        for half in [high, low] {
-            for index in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: half >> UInt64(8 * (7 - index)))) }
-        }
-        let hex = Array(Hex.string(bytes))
-        var text = ""
-        for (index, character) in hex.enumerated() {
-            if index == 8 || index == 12 || index == 16 || index == 20 { text.append("-") }
-            text.append(character)
-        }
-        return text
+        let chars = Array(Hex.encode(bigEndianBytes, uppercase: true))
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(chars[$0]) }.joined(separator: "-")
     }
 }

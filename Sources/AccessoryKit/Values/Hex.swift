@@ -1,44 +1,73 @@
-/// Hexadecimal helpers shared by addresses, UUIDs and descriptor blobs (and by the store and
-/// the configuration loader, which depend on this module); no Foundation.
+/// Hexadecimal decoding and encoding, shared by addresses, UUIDs, descriptor blobs and gateway
+/// payloads (the store, the configuration loader and the telemetry parsers all use this one).
+///
+/// Gateways write binary advertisement data as hex strings of either case; decoding is
+/// table-driven because it runs on every telemetry message. No Foundation.
 public enum Hex {
-    /// The value of one ASCII hex digit, or nil.
-    @inline(__always)
-    public static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return c &- UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return c &- UInt8(ascii: "a") &+ 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return c &- UInt8(ascii: "A") &+ 10
-        default: return nil
-        }
+    /// 0...15 for a hex digit, 0xFF otherwise.
+    @usableFromInline
+    static let nibbleTable: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (offset, char) in "0123456789".utf8.enumerated() { table[Int(char)] = UInt8(offset) }
+        for (offset, char) in "abcdef".utf8.enumerated() { table[Int(char)] = UInt8(10 + offset) }
+        for (offset, char) in "ABCDEF".utf8.enumerated() { table[Int(char)] = UInt8(10 + offset) }
+        return table
+    }()
+
+    /// The value of one ASCII hex digit, or `nil`.
+    @inlinable
+    public static func nibble(_ char: UInt8) -> UInt8? {
+        let value = nibbleTable[Int(char)]
+        return value == 0xFF ? nil : value
     }
 
-    /// Bytes from an even-length hex string (optional `0x` prefix), or nil when malformed.
-    public static func bytes(_ text: some StringProtocol) -> [UInt8]? {
-        var utf8 = Array(text.utf8)
-        if utf8.count >= 2, utf8[0] == UInt8(ascii: "0"), utf8[1] | 0x20 == UInt8(ascii: "x") {
-            utf8.removeFirst(2)
-        }
+    /// Decodes hex digits (no separators, no `0x` prefix) into bytes.
+    /// - Returns: `nil` for an odd number of digits or any character that is not a hex digit.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        var text = String(text)
+        return text.withUTF8 { decode(UnsafeRawBufferPointer($0)) }
+    }
+
+    /// Decodes hex digits given as UTF-8 bytes.
+    /// - Returns: `nil` for an odd number of digits or any byte that is not a hex digit.
+    public static func decode(_ utf8: UnsafeRawBufferPointer) -> [UInt8]? {
         guard utf8.count % 2 == 0 else { return nil }
-        var result: [UInt8] = []
-        result.reserveCapacity(utf8.count / 2)
-        var index = 0
-        while index < utf8.count {
-            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return nil }
-            result.append(high << 4 | low)
-            index += 2
+        let count = utf8.count / 2
+        var valid = true
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            nibbleTable.withUnsafeBufferPointer { table in
+                for index in 0..<count {
+                    let high = table[Int(utf8[2 * index])]
+                    let low = table[Int(utf8[2 * index + 1])]
+                    if (high | low) & 0xF0 != 0 { valid = false; break }
+                    buffer[index] = high << 4 | low
+                }
+            }
+            // Every slot must count as initialised for the array; zero the rest on failure.
+            if !valid { for index in 0..<count { buffer[index] = 0 } }
+            initialized = count
         }
-        return result
+        return valid ? bytes : nil
     }
 
-    private static let digits: [Character] = Array("0123456789ABCDEF")
+    /// Decodes hex digits with an optional `0x` prefix, as people write them in the
+    /// configuration (descriptor blobs and masks).
+    /// - Returns: `nil` for an odd number of digits or any character that is not a hex digit.
+    public static func bytes(_ text: some StringProtocol) -> [UInt8]? {
+        var digits = Substring(text)
+        if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
+        return decode(digits)
+    }
 
-    /// Upper-case hex of the bytes, no separators.
-    public static func string(_ bytes: some Sequence<UInt8>) -> String {
-        var text = ""
+    /// Hex digits for the bytes, no separators; lower case unless `uppercase`.
+    public static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
+        let digits: [UInt8] = Array((uppercase ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.underestimatedCount * 2)
         for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0F)])
         }
-        return text
+        return String(decoding: out, as: UTF8.self)
     }
 }

@@ -44,7 +44,7 @@ extension BridgeRuntime {
         // Updates from accessory relays are telemetry too: shed with it when the broker is behind.
         if shedWhenBrokerIsBehind() { return }
         let now = clock()
-        guard let id = AccessoryKit.BluetoothAddress(text), engine.status(of: id) != nil else {
+        guard let id = BluetoothAddress(text), engine.status(of: id) != nil else {
             rejectTelemetry(gateway: "set", reason: "accessory/\(text)/set names no known accessory")
             return
         }
@@ -55,9 +55,9 @@ extension BridgeRuntime {
             deferAndPublish(step.outputs, at: now, context: "set")
             return
         }
-        switch AccessoryReportParser.parse(payload, accessory: Telemetry.BluetoothAddress(id), gateway: nil, receivedAt: now.milliseconds) {
+        switch AccessoryReportParser.parse(payload, accessory: id, gateway: nil) {
         case .success(let report):
-            let step = engine.handle(.report(AccessoryKit.AccessoryReport(report)), at: now)
+            let step = engine.handle(.report(report), at: now)
             deferAndPublish(step.outputs, at: now, context: "set")
         case .failure(let rejection):
             invalidUpdate(id, rejection: rejection, at: now)
@@ -71,10 +71,10 @@ extension BridgeRuntime {
         switch parser.parse(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds) {
         case .advertisement(let advertisement):
             if gateways.seen(advertisement.gateway, format: format, at: now) { publishRetained(topics.bridgeGateways, gateways.payload) }
-            let identity = resolveIdentity(AccessoryKit.BluetoothAddress(advertisement.address))
+            let identity = resolver.resolve(advertisement.address) ?? advertisement.address
             let product = productOfAccessory[identity]
-            let sighting = AdvertisementSighting(
-                advertisement, identity: identity, decoder: product.flatMap { decoders[$0] } ?? .none,
+            let sighting = advertisement.sighting(
+                identity: identity, decoder: product.flatMap { decoders[$0] } ?? .none,
                 hardware: product.flatMap { hardware[$0] })
             let step = engine.handle(.sighting(sighting), at: now)
             if !step.outputs.isEmpty { deferAndPublish(step.outputs, at: now, context: "sighting") }
@@ -83,12 +83,12 @@ extension BridgeRuntime {
             if let gateway = report.gateway, gateways.seen(gateway, format: format, at: now) {
                 publishRetained(topics.bridgeGateways, gateways.payload)
             }
-            let id = AccessoryKit.BluetoothAddress(report.accessory)
+            let id = report.accessory
             guard engine.status(of: id) != nil else {
                 rejectTelemetry(gateway: report.gateway ?? parser.name, reason: "telemetry for unknown accessory \(id)")
                 return
             }
-            let step = engine.handle(.report(AccessoryKit.AccessoryReport(report)), at: now)
+            let step = engine.handle(.report(report), at: now)
             deferAndPublish(step.outputs, at: now, context: "telemetry")
             refreshState(of: id, at: now)
         case .gatewayStatus(let status):
@@ -99,8 +99,8 @@ extension BridgeRuntime {
         case .trackerOffline, .ignored:
             break
         case .rejected(let rejection):
-            if let accessory = rejection.accessory, engine.status(of: AccessoryKit.BluetoothAddress(accessory)) != nil {
-                invalidUpdate(AccessoryKit.BluetoothAddress(accessory), rejection: rejection, at: now)
+            if let accessory = rejection.accessory, engine.status(of: accessory) != nil {
+                invalidUpdate(accessory, rejection: rejection, at: now)
             } else {
                 rejectTelemetry(gateway: rejection.gateway ?? parser.name, reason: rejection.description)
             }
@@ -109,9 +109,9 @@ extension BridgeRuntime {
 
     /// Invalid content for a known accessory: an `invalidRequest` update error (through the
     /// engine, so `last_error` in the state shows it too), and no other state change.
-    func invalidUpdate(_ id: AccessoryKit.BluetoothAddress, rejection: TelemetryRejection, at now: Timestamp) {
+    func invalidUpdate(_ id: BluetoothAddress, rejection: TelemetryRejection, at now: Timestamp) {
         counters.telemetryRejected += 1
-        let report = AccessoryKit.AccessoryReport(
+        let report = AccessoryReport(
             accessory: id, gateway: nil,
             changes: [.invalid(field: rejection.field ?? "payload", message: rejection.message)])
         let step = engine.handle(.report(report), at: now)
@@ -125,17 +125,5 @@ extension BridgeRuntime {
         guard admission.admitted else { return }
         let suppressed = admission.suppressed > 0 ? " (\(admission.suppressed) more rejected since the last report)" : ""
         logger.warning("telemetry from gateway '\(gateway)' rejected: \(reason)\(suppressed)")
-    }
-
-    /// The identity address behind a resolvable private address, when a configured IRK
-    /// resolves it; any other address is its own identity.
-    func resolveIdentity(_ address: AccessoryKit.BluetoothAddress) -> AccessoryKit.BluetoothAddress {
-        // Resolvable private addresses have 0b01 in the two most significant bits.
-        guard !resolver.keys.isEmpty, (address.rawValue >> 46) & 0b11 == 0b01 else { return address }
-        if let cached = resolvedAddresses[address.rawValue] { return cached ?? address }
-        if resolvedAddresses.count >= 10_000 { resolvedAddresses.removeAll(keepingCapacity: true) }
-        let identity = resolver.resolve(Telemetry.BluetoothAddress(address))
-        resolvedAddresses[address.rawValue] = .some(identity)
-        return identity ?? address
     }
 }

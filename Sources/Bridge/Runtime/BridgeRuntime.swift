@@ -19,11 +19,9 @@ public final class BridgeRuntime {
     let logger: BridgeLogger
     let clock: @Sendable () -> Timestamp
     let parsers: [(parser: TelemetryParser, format: String)]
-    let resolver: AddressResolver<AccessoryKit.BluetoothAddress>
-    /// Resolvable private addresses already resolved (or known not to resolve): an AES
-    /// computation per key is too dear to repeat for every advertisement.
-    var resolvedAddresses: [UInt64: AccessoryKit.BluetoothAddress?] = [:]
-    let decoders: [String: SightingDecoder]
+    /// Resolves (and caches) resolvable private addresses to configured identities.
+    var resolver: AddressResolver<BluetoothAddress>
+    let decoders: [String: PlacementDecoder]
     let hardware: [String: HardwareType]
     /// The product of each known accessory, kept in step with the engine's outputs so the
     /// advertisement path needs no snapshot.
@@ -105,9 +103,7 @@ public final class BridgeRuntime {
             guard let irk = accessory.irk, let key = IdentityResolvingKey(bytes: irk) else { return nil }
             return (accessory.migration.id, key)
         })
-        decoders = Dictionary(configuration.products.map {
-            ($0.name, SightingDecoder($0.placementDecoder, descriptor: $0.product.descriptor))
-        }, uniquingKeysWith: { first, _ in first })
+        decoders = Dictionary(configuration.products.map { ($0.name, $0.placementDecoder) }, uniquingKeysWith: { first, _ in first })
         hardware = Dictionary(configuration.products.map { ($0.name, $0.product.hardware) }, uniquingKeysWith: { first, _ in first })
         homeAssistant = configuration.homeAssistant.enabled
             ? HomeAssistantDiscoveryTracker(discovery: HomeAssistantDiscovery(configuration: configuration)) : nil
