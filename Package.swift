@@ -20,7 +20,7 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         .target(name: "AccessoryKit"),
-        .target(name: "Telemetry", dependencies: ["CCrypto"]),
+        .target(name: "Telemetry", dependencies: ["CCrypto", "AccessoryKit"]),
         .target(name: "MQTT", dependencies: ["CMosquitto"]),
         .target(name: "Storage", dependencies: ["CSQLite", "AccessoryKit"]),
         .target(name: "Bridge", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "CYAML"]),
@@ -30,7 +30,7 @@ let package = Package(
         // Starts a real mosquitto on a free loopback port for the broker tests.
         .target(name: "TestSupport", dependencies: ["MQTT"], path: "Tests/TestSupport"),
         .testTarget(name: "AccessoryKitTests", dependencies: ["AccessoryKit"]),
-        .testTarget(name: "TelemetryTests", dependencies: ["Telemetry"]),
+        .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "AccessoryKit"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "TestSupport"]),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "TestSupport"]),

@@ -28,10 +28,10 @@ struct DescriptorRecord: Codable, Equatable {
         name = descriptor.bluetoothNameSubstring
         // Defaults are left out so a typical descriptor stays a few dozen bytes.
         nameCompare = descriptor.bluetoothNameCompare == .literal ? nil : descriptor.bluetoothNameCompare.rawValue
-        manufacturerBlob = descriptor.bluetoothManufacturerDataBlob.map(Hex.string)
-        manufacturerMask = descriptor.bluetoothManufacturerDataMask.map(Hex.string)
-        serviceBlob = descriptor.bluetoothServiceDataBlob.map(Hex.string)
-        serviceMask = descriptor.bluetoothServiceDataMask.map(Hex.string)
+        manufacturerBlob = descriptor.bluetoothManufacturerDataBlob.map { Hex.encode($0, uppercase: true) }
+        manufacturerMask = descriptor.bluetoothManufacturerDataMask.map { Hex.encode($0, uppercase: true) }
+        serviceBlob = descriptor.bluetoothServiceDataBlob.map { Hex.encode($0, uppercase: true) }
+        serviceMask = descriptor.bluetoothServiceDataMask.map { Hex.encode($0, uppercase: true) }
         range = descriptor.bluetoothRange == .default ? nil : descriptor.bluetoothRange.rawValue
         ssid = descriptor.ssid
         ssidPrefix = descriptor.ssidPrefix

@@ -1,3 +1,5 @@
+import AccessoryKit
+
 /// Parses an accessory's report payload: native telemetry (`<base>/telemetry/<gateway>/<ID>`) and
 /// the extension-role `<base>/accessory/<ID>/set` topic share these rules (mqtt-api.md).
 ///
@@ -10,13 +12,13 @@
 public enum AccessoryReportParser {
     /// Parses a report payload for an accessory.
     public static func parse(
-        _ payload: UnsafeRawBufferPointer, accessory: BluetoothAddress, gateway: String?, receivedAt: Int64
+        _ payload: UnsafeRawBufferPointer, accessory: BluetoothAddress, gateway: String?
     ) -> Result<AccessoryReport, TelemetryRejection> {
         do throws(TelemetryRejection) {
             guard payload.count <= TelemetryLimits.maximumPayloadSize else {
                 throw TelemetryRejection(.payloadTooLarge, "payload of \(payload.count) bytes exceeds \(TelemetryLimits.maximumPayloadSize)")
             }
-            return .success(try parseReport(payload, accessory: accessory, gateway: gateway, receivedAt: receivedAt))
+            return .success(try parseReport(payload, accessory: accessory, gateway: gateway))
         } catch {
             var rejection = error
             rejection.accessory = accessory
@@ -26,12 +28,12 @@ public enum AccessoryReportParser {
     }
 
     /// Parses a report payload given as an array.
-    public static func parse(_ payload: [UInt8], accessory: BluetoothAddress, gateway: String?, receivedAt: Int64) -> Result<AccessoryReport, TelemetryRejection> {
-        payload.withUnsafeBytes { parse($0, accessory: accessory, gateway: gateway, receivedAt: receivedAt) }
+    public static func parse(_ payload: [UInt8], accessory: BluetoothAddress, gateway: String?) -> Result<AccessoryReport, TelemetryRejection> {
+        payload.withUnsafeBytes { parse($0, accessory: accessory, gateway: gateway) }
     }
 
     private static func parseReport(
-        _ payload: UnsafeRawBufferPointer, accessory: BluetoothAddress, gateway: String?, receivedAt: Int64
+        _ payload: UnsafeRawBufferPointer, accessory: BluetoothAddress, gateway: String?
     ) throws(TelemetryRejection) -> AccessoryReport {
         var placement, worn, hardware, sources, connected, disconnected, preferred, rssi, battery: JSONScanner.Value?
         let fields = try JSONFields.scanObject(payload) { scanner, key, value in
@@ -61,20 +63,24 @@ public enum AccessoryReportParser {
             else if scanner.string(key, equals: "rssi") { rssi = value }
             else if scanner.string(key, equals: "battery") { battery = value }
         }
-        var report = AccessoryReport(accessory: accessory, gateway: gateway, receivedAt: receivedAt)
+        // The changes come in a fixed order (not the payload's), as the engine has always applied them.
+        var changes: [AccessoryReport.Change] = []
         if let text = try fields.string(placement, "placement") {
-            guard let value = Placement(rawValue: text) else {
+            guard let value = AccessoryControlDevice.Placement(rawValue: text) else {
                 throw TelemetryRejection(.invalidValue, "unknown placement \(JSONFields.excerpt(text)); expected inEar, onHead, overTheEar or offHead", field: "placement")
             }
-            report.placement = value
+            changes.append(.placement(value))
         }
-        report.worn = try fields.bool(worn, "worn")
+        let isWorn = try fields.bool(worn, "worn")
+        var hardwareType: HardwareType?
         if let text = try fields.string(hardware, "hardware") {
-            guard let value = AccessoryHardware(rawValue: text) else {
+            guard let value = HardwareType(rawValue: text) else {
                 throw TelemetryRejection(.invalidValue, "unknown hardware \(JSONFields.excerpt(text)); expected inEarBud, onEarHeadphone or overEarHeadphone", field: "hardware")
             }
-            report.hardware = value
+            hardwareType = value
         }
+        // `hardware` only says what `worn` means; alone it changes nothing.
+        if let isWorn { changes.append(.worn(isWorn, hardware: hardwareType)) }
         if let sources {
             guard case .array(let range) = sources else { throw fields.wrongType("sources", sources, expected: "an array of addresses") }
             var elements: [JSONScanner.Value] = []
@@ -86,23 +92,26 @@ public enum AccessoryReportParser {
                 // A source listed twice keeps its first position (a set: payloads may hold thousands).
                 if seen.insert(address).inserted { addresses.append(address) }
             }
-            report.sources = addresses
+            changes.append(.sources(addresses))
         }
-        report.sourceConnected = try fields.address(connected, "source_connected")
-        report.sourceDisconnected = try fields.address(disconnected, "source_disconnected")
-        report.preferredSource = try fields.address(preferred, "preferred_source")
-        report.rssi = try fields.dBm(rssi, "rssi")
+        if let source = try fields.address(connected, "source_connected") { changes.append(.sourceConnected(source)) }
+        if let source = try fields.address(disconnected, "source_disconnected") { changes.append(.sourceDisconnected(source)) }
+        if let source = try fields.address(preferred, "preferred_source") { changes.append(.preferredSource(source)) }
+        if let value = try fields.dBm(rssi, "rssi") { changes.append(.rssi(value)) }
         if let battery {
             guard case .object(let range) = battery else { throw fields.wrongType("battery", battery, expected: "an object") }
-            report.battery = try parseBattery(fields, range)
+            if let levels = try parseBattery(fields, range) { changes.append(.battery(levels)) }
         }
-        return report
+        return AccessoryReport(accessory: accessory, gateway: gateway, changes: changes)
     }
 
-    private static func parseBattery(_ fields: JSONFields, _ range: Range<Int>) throws(TelemetryRejection) -> BatteryStatus {
+    /// The battery levels in whole percent, or `nil` when the object holds none. The charging
+    /// flags are checked (a wrong type rejects the report) but not kept: the contract does not
+    /// publish them.
+    private static func parseBattery(_ fields: JSONFields, _ range: Range<Int>) throws(TelemetryRejection) -> Battery? {
         var members: [(String, JSONScanner.Value)] = []
         fields.scanner.forEachMember(ofObject: range) { key, value in members.append((fields.scanner.string(key), value)) }
-        var status = BatteryStatus()
+        var levels = Battery()
         for (key, value) in members {
             let field = "battery.\(key)"
             switch key {
@@ -110,20 +119,31 @@ public enum AccessoryReportParser {
                 guard let percent = try fields.number(value, field), percent.isFinite, (0...100).contains(percent) else {
                     throw TelemetryRejection(.invalidValue, "'\(field)' must be a percentage 0...100", field: field)
                 }
-                let fraction = percent / 100
+                let whole = wholePercent(percent)
                 switch key {
-                case "level": status.level = fraction
-                case "left": status.left = fraction
-                case "right": status.right = fraction
-                default: status.case = fraction
+                case "level": levels.main = whole
+                case "left": levels.left = whole
+                case "right": levels.right = whole
+                default: levels.chargingCase = whole
                 }
-            case "charging": status.charging = try fields.bool(value, field)
-            case "left_charging": status.leftCharging = try fields.bool(value, field)
-            case "right_charging": status.rightCharging = try fields.bool(value, field)
-            case "case_charging": status.caseCharging = try fields.bool(value, field)
+            case "charging", "left_charging", "right_charging", "case_charging":
+                _ = try fields.bool(value, field)
             default: break
             }
         }
-        return status
+        guard levels.main != nil || levels.left != nil || levels.right != nil || levels.chargingCase != nil else { return nil }
+        return levels
+    }
+
+    /// A percentage 0...100 rounded half up to the whole percent the contract publishes.
+    ///
+    /// It goes through the fraction (`percent / 100 * 100`) as aabridge always has, so that every
+    /// published number stays what it was: four halves (14.5, 28.5, 56.5, 57.5) land just below
+    /// .5 that way and publish as 14, 28, 56 and 57. Rounded without `rounded()`, which needs
+    /// libm (not linked by every product, see ``JSONFields/dBm(_:_:)``).
+    static func wholePercent(_ percent: Double) -> Int {
+        let scaled = percent / 100 * 100
+        let truncated = Int(scaled)
+        return scaled - Double(truncated) >= 0.5 ? truncated + 1 : truncated
     }
 }

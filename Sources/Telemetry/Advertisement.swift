@@ -1,3 +1,5 @@
+import AccessoryKit
+
 /// One Bluetooth LE advertisement as a gateway heard it, normalised across gateway formats.
 ///
 /// Fields a gateway did not publish are `nil` or empty; nothing is guessed.

@@ -1,3 +1,5 @@
+import AccessoryKit
+
 /// The AD structures of a raw BLE advertisement (or scan response), as Tasmota publishes it in `p`.
 ///
 /// Format: a sequence of `length, type, data[length - 1]` structures (Bluetooth Core
@@ -56,7 +58,7 @@ public struct AdvertisingData: Hashable, Sendable {
         case 0x02, 0x03:
             try require(body.count % 2 == 0, "16-bit UUID list needs a multiple of 2 bytes")
             for start in stride(from: body.startIndex, to: body.endIndex, by: 2) {
-                serviceUUIDs.append(BluetoothUUID(uuid16: Self.littleEndian16(body, at: start)))
+                serviceUUIDs.append(BluetoothUUID(shortValue: Self.littleEndian16(body, at: start)))
             }
         case 0x04, 0x05:
             try require(body.count % 4 == 0, "32-bit UUID list needs a multiple of 4 bytes")
@@ -77,7 +79,7 @@ public struct AdvertisingData: Hashable, Sendable {
             txPower = Int(Int8(bitPattern: body.first!))
         case 0x16:
             try require(body.count >= 2, "16-bit service data needs a UUID")
-            serviceData.append(ServiceData(uuid: BluetoothUUID(uuid16: Self.littleEndian16(body, at: body.startIndex)), data: Array(body.dropFirst(2))))
+            serviceData.append(ServiceData(uuid: BluetoothUUID(shortValue: Self.littleEndian16(body, at: body.startIndex)), data: Array(body.dropFirst(2))))
         case 0x20:
             try require(body.count >= 4, "32-bit service data needs a UUID")
             serviceData.append(ServiceData(uuid: BluetoothUUID(uuid32: Self.littleEndian32(body, at: body.startIndex)), data: Array(body.dropFirst(4))))

@@ -1,3 +1,5 @@
+import AccessoryKit
+
 /// The status an Apple audio accessory (AirPods, Beats) broadcasts in its proximity-pairing
 /// advertisement: model, which bud is in an ear or in the case, battery levels, charging, lid.
 ///
@@ -42,10 +44,11 @@ public struct AppleProximityPairing: Hashable, Sendable {
     /// (only "both in case" and "broadcasting bud in case" are encoded).
     public var leftInCase: Bool?
     public var rightInCase: Bool?
-    /// Battery levels as fractions 0...1 in steps of 0.1; `nil` when reported as unknown (nibble 15).
-    public var leftBattery: Double?
-    public var rightBattery: Double?
-    public var caseBattery: Double?
+    /// Battery levels in whole percent, in steps of 10 (the nibble is tenths); `nil` when
+    /// reported as unknown (nibble 15).
+    public var leftBattery: Int?
+    public var rightBattery: Int?
+    public var caseBattery: Int?
     /// Charging flags.
     public var leftCharging: Bool
     public var rightCharging: Bool
@@ -106,17 +109,18 @@ public struct AppleProximityPairing: Hashable, Sendable {
     }
 
     /// A nibble of tenths; 15 (and anything above 10) means unknown / not connected.
-    private static func level(_ nibble: UInt8) -> Double? {
-        nibble <= 10 ? Double(nibble) / 10 : nil
+    private static func level(_ nibble: UInt8) -> Int? {
+        nibble <= 10 ? Int(nibble) * 10 : nil
     }
 
     /// `inEar` when at least one bud is in an ear, else `offHead`.
-    public var placement: Placement { leftInEar || rightInEar ? .inEar : .offHead }
+    public var placement: AccessoryControlDevice.Placement { leftInEar || rightInEar ? .inEar : .offHead }
 
-    /// Battery in aabridge's normalised form.
-    public var battery: BatteryStatus {
-        BatteryStatus(left: leftBattery, right: rightBattery, case: caseBattery,
-                      leftCharging: leftCharging, rightCharging: rightCharging, caseCharging: caseCharging)
+    /// The levels as the engine's battery (charging flags stay here: the contract does not
+    /// publish them); `nil` when no level is known.
+    public var battery: Battery? {
+        guard leftBattery != nil || rightBattery != nil || caseBattery != nil else { return nil }
+        return Battery(left: leftBattery, right: rightBattery, chargingCase: caseBattery)
     }
 
     /// The marketing name of the model, when known.

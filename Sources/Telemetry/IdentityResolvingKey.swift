@@ -1,3 +1,5 @@
+import AccessoryKit
+
 import CCrypto
 
 /// A 128-bit Identity Resolving Key, which lets aabridge recognise an accessory behind its

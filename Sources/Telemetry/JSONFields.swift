@@ -1,3 +1,5 @@
+import AccessoryKit
+
 /// Typed access to scanned JSON values, turning a wrong type into a precise rejection.
 struct JSONFields {
     let scanner: JSONScanner
@@ -69,13 +71,13 @@ struct JSONFields {
     func address(_ value: JSONScanner.Value?, _ field: String) throws(TelemetryRejection) -> BluetoothAddress? {
         guard let value else { return nil }
         guard case .string(let ref) = value else { throw wrongType(field, value, expected: "an address string") }
-        let raw: UInt64? = ref.hasEscapes
+        let address: BluetoothAddress? = ref.hasEscapes
             ? scanner.decodedBytes(ref).withUnsafeBytes { BluetoothAddress.parse($0) }
             : BluetoothAddress.parse(scanner.rawBytes(ref))
-        guard let raw else {
+        guard let address else {
             throw TelemetryRejection(.invalidAddress, "'\(field)' is not a Bluetooth address: \(Self.excerpt(scanner.string(ref)))", field: field)
         }
-        return BluetoothAddress(rawValue: raw)
+        return address
     }
 
     /// A short, printable excerpt of untrusted text for a log message.

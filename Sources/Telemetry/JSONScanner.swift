@@ -1,3 +1,5 @@
+import AccessoryKit
+
 /// A small zero-copy JSON reader over UTF-8 bytes, for the flat objects gateways publish.
 ///
 /// Why not `JSONSerialization`: it builds a whole `NSDictionary` of bridged objects for every

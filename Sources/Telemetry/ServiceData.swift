@@ -1,3 +1,5 @@
+import AccessoryKit
+
 /// Service data (AD types 0x16, 0x20, 0x21): a service UUID and its data.
 public struct ServiceData: Hashable, Sendable {
     /// The service the data belongs to.

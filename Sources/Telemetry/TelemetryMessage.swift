@@ -1,3 +1,5 @@
+import AccessoryKit
+
 /// The result of parsing one MQTT message from a gateway: exactly one of these, never a throw.
 public enum TelemetryMessage: Hashable, Sendable {
     /// A BLE advertisement heard by a gateway.

@@ -1,3 +1,5 @@
+import AccessoryKit
+
 extension TelemetryParser {
     /// OpenMQTTGateway and Theengs Gateway: `home/<gw>/BTtoMQTT/<MAC>` with a flat JSON object.
     ///

@@ -1,3 +1,5 @@
+import AccessoryKit
+
 extension TelemetryParser {
     /// Tasmota (ESP32 BLE driver, `BLEDetails`): `tele/<topic>/BLE` with
     /// `{"details":{"mac":"001A22092C9A","p":"<raw advertisement hex>","RSSI":-70}}`; the raw

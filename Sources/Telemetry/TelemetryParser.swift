@@ -59,7 +59,7 @@ public struct TelemetryParser: Hashable, Sendable {
         case .tasmota:
             result = Result { () throws(TelemetryRejection) in try Self.parseTasmota(payload, gateway: gateway, receivedAt: receivedAt) }
         case .native:
-            return parseNative(topic: topic, captures: captures, payload: payload, receivedAt: receivedAt)
+            return parseNative(topic: topic, captures: captures, payload: payload)
         }
         switch result {
         case .success(let message): return message

@@ -1,3 +1,5 @@
+import AccessoryKit
+
 /// Why a gateway message was rejected: a code for counting and tests, a message for the log.
 public struct TelemetryRejection: Error, Hashable, Sendable, CustomStringConvertible {
     /// The kind of defect.

@@ -1,3 +1,4 @@
+import AccessoryKit
 import Foundation
 import Telemetry
 

@@ -6,15 +6,6 @@ struct PlacementFilterTests {
     let t0 = Timestamp(milliseconds: 10_000)
     func at(_ ms: Int64) -> Timestamp { t0.advanced(byMilliseconds: ms) }
 
-    @Test("wear sensor maps by hardware type", arguments: [
-        (true, HardwareType.inEarBud, AccessoryControlDevice.Placement.inEar),
-        (true, .onEarHeadphone, .onHead), (true, .overEarHeadphone, .overTheEar),
-        (false, .inEarBud, .offHead), (false, .onEarHeadphone, .offHead), (false, .overEarHeadphone, .offHead),
-    ])
-    func wearSensorMapping(worn: Bool, hardware: HardwareType, expected: AccessoryControlDevice.Placement) {
-        #expect(PlacementFilter.placement(worn: worn, hardware: hardware) == expected)
-    }
-
     @Test func defaultWindowIs500ms() {
         #expect(PlacementFilter().debounceMilliseconds == 500)
         #expect(SwitchingSettings().placementDebounceMilliseconds == 500)

@@ -1,5 +1,6 @@
 import AccessoryKit
 import Foundation
+import Telemetry
 import Testing
 @testable import Bridge
 
@@ -91,7 +92,8 @@ import Testing
         #expect(configuration.mqtt.port == 8883)
         #expect(configuration.mqtt.password?.revealed == "s3cr3t-TLS")
         #expect(configuration.mqtt.passwordFile == secretFile)
-        #expect(configuration.products[0].placementDecoder == .rule(.init(source: .service, offset: 3, mask: 1, wornWhen: 1)))
+        // The rule reads the service its descriptor names.
+        #expect(configuration.products[0].placementDecoder == .rule(.init(source: .service(BluetoothUUID(shortValue: 0xFE2C)), offset: 3, mask: 1, wornWhen: 1)))
         #expect(configuration.gateways.map(\.topic) == ["home/+/BTtoMQTT/#", "espresense/devices/#", "tele/+/BLE"])
         #expect(configuration.gateways.map(\.statusTopic) == ["home/+/LWT", "espresense/rooms/+/status", "tele/+/LWT"])
     }
@@ -160,7 +162,7 @@ import Testing
                 irk: "00112233445566778899aabbccddeeff"
             """)
         let acme = try #require(configuration.product(named: "Acme"))
-        #expect(acme.placementDecoder == .rule(.init(source: .manufacturer, offset: 3, mask: 0x06, wornWhen: 0x02)))
+        #expect(acme.placementDecoder == .rule(.init(source: .manufacturer(companyIdentifier: 0x004C), offset: 3, mask: 0x06, wornWhen: 0x02)))
         #expect(acme.product.capabilities == [.audioSwitching])
         #expect(acme.product.setupOptions == [.confirmAuthorization, .finishInApp])
         #expect(acme.product.descriptor.bluetoothRange == .immediate)

@@ -1,3 +1,4 @@
+import AccessoryKit
 import Testing
 @testable import Telemetry
 
@@ -23,8 +24,8 @@ import Testing
         #expect(data.shortenedName == "Acme-S")
         #expect(data.txPower == -12)
         let vendor = try #require(BluetoothUUID("a0ba0100-8d2a-11e4-a1b3-0002a5d5c51b"))
-        #expect(data.serviceUUIDs == [BluetoothUUID(uuid16: 0xFE2C), BluetoothUUID(uuid16: 0x180F), vendor, BluetoothUUID(uuid16: 0x180A)])
-        #expect(data.serviceData == [ServiceData(uuid: BluetoothUUID(uuid16: 0xFE2C), data: [1, 2, 3]), ServiceData(uuid: vendor, data: [0xAA, 0x55])])
+        #expect(data.serviceUUIDs == [BluetoothUUID(shortValue: 0xFE2C), BluetoothUUID(shortValue: 0x180F), vendor, BluetoothUUID(shortValue: 0x180A)])
+        #expect(data.serviceData == [ServiceData(uuid: BluetoothUUID(shortValue: 0xFE2C), data: [1, 2, 3]), ServiceData(uuid: vendor, data: [0xAA, 0x55])])
         #expect(data.manufacturerData == [ManufacturerData(companyIdentifier: 0x004C, payload: [0x07, 0x19, 0x01])])
     }
 

@@ -1,3 +1,4 @@
+import AccessoryKit
 import Testing
 @testable import Telemetry
 
@@ -14,7 +15,8 @@ import Testing
         #expect(status.modelName == "AirPods Pro")
         #expect(!status.leftInEar && !status.rightInEar)
         #expect(status.leftInCase == true && status.rightInCase == true)
-        #expect(status.leftBattery == 1.0 && status.rightBattery == 1.0 && status.caseBattery == 0.5)
+        #expect(status.leftBattery == 100 && status.rightBattery == 100 && status.caseBattery == 50)
+        #expect(status.battery == Battery(left: 100, right: 100, chargingCase: 50))
         // Charging nibble 0xB: broadcasting (right) bud 0x01, other (left) 0x02, case 0x04 clear, 0x08 set.
         #expect(status.leftCharging && status.rightCharging && !status.caseCharging)
         #expect(status.lidOpen == true)
@@ -28,7 +30,8 @@ import Testing
         #expect(status.leftInEar && !status.rightInEar)
         #expect(status.leftInCase == false)
         #expect(status.rightInCase == nil)
-        #expect(status.leftBattery == 0.5 && status.rightBattery == nil && status.caseBattery == nil)
+        #expect(status.leftBattery == 50 && status.rightBattery == nil && status.caseBattery == nil)
+        #expect(status.battery == Battery(left: 50))
         #expect(status.lidOpen == nil)
         #expect(status.placement == .inEar)
     }
@@ -38,9 +41,9 @@ import Testing
         // ear (0x08) and battery nibbles right 70 % / left 30 %, left charging (bit 0x02 = other).
         let status = try Self.decode("4c000719010e200837210000")
         #expect(!status.rightInEar && status.leftInEar)
-        #expect(status.rightBattery == 0.7 && status.leftBattery == 0.3)
+        #expect(status.rightBattery == 70 && status.leftBattery == 30)
         #expect(status.leftCharging && !status.rightCharging)
-        #expect(status.caseBattery == 0.1)
+        #expect(status.caseBattery == 10)
         #expect(status.placement == .inEar)
     }
 
@@ -66,7 +69,7 @@ import Testing
     }
 }
 
-@Suite struct PlacementRuleTests {
+@Suite struct PlacementDecoderTests {
     static func advertisement(manufacturer: String? = nil, service: (String, String)? = nil) -> Advertisement {
         var advertisement = Advertisement(gateway: "gw", address: BluetoothAddress(rawValue: 1), receivedAt: 0)
         if let manufacturer { advertisement.manufacturerData = [ManufacturerData(raw: Hex.decode(manufacturer)!)!] }
@@ -75,30 +78,64 @@ import Testing
     }
 
     @Test func manufacturerByteAfterTheCompanyIdentifier() {
-        let rule = PlacementRule(source: .manufacturer(companyIdentifier: nil), offset: 3, mask: 0x01, wornWhen: 0x01)
+        let rule = PlacementDecoder.Rule(source: .manufacturer(companyIdentifier: nil), offset: 3, mask: 0x01, wornWhen: 0x01)
         #expect(rule.worn(in: Self.advertisement(manufacturer: "ffff00000001")) == true)
         #expect(rule.worn(in: Self.advertisement(manufacturer: "ffff000000fe")) == false)
-        #expect(rule.placement(in: Self.advertisement(manufacturer: "ffff00000001"), hardware: .overEarHeadphone) == .overTheEar)
-        #expect(rule.placement(in: Self.advertisement(manufacturer: "ffff00000000"), hardware: .overEarHeadphone) == .offHead)
         // Too short or absent: unknown, not "off".
         #expect(rule.worn(in: Self.advertisement(manufacturer: "ffff000000")) == nil)
         #expect(rule.worn(in: Self.advertisement()) == nil)
     }
 
     @Test func companyFilterAndServiceData() {
-        let apple = PlacementRule(source: .manufacturer(companyIdentifier: 0x004C), offset: 0, mask: 0xFF, wornWhen: 0x07)
+        let apple = PlacementDecoder.Rule(source: .manufacturer(companyIdentifier: 0x004C), offset: 0, mask: 0xFF, wornWhen: 0x07)
         #expect(apple.worn(in: Self.advertisement(manufacturer: "4c0007")) == true)
         #expect(apple.worn(in: Self.advertisement(manufacturer: "dc0007")) == nil)
-        let service = PlacementRule(source: .service(BluetoothUUID("fe2c")), offset: 1, mask: 0xF0, wornWhen: 0xA0)
+        let service = PlacementDecoder.Rule(source: .service(BluetoothUUID("fe2c")), offset: 1, mask: 0xF0, wornWhen: 0xA0)
         #expect(service.worn(in: Self.advertisement(service: ("0xFE2C", "00aabbcc"))) == true)
         #expect(service.worn(in: Self.advertisement(service: ("fe2d", "00aabbcc"))) == nil)
         #expect(service.worn(in: Self.advertisement(service: ("fe2c", "0050"))) == false)
+        let anyService = PlacementDecoder.Rule(source: .service(nil), offset: 0, mask: 0x01, wornWhen: 0x01)
+        #expect(anyService.worn(in: Self.advertisement(service: ("fe2d", "01"))) == true)
     }
 
-    @Test func wearSensorMapping() {
-        #expect(Placement(worn: true, hardware: .inEarBud) == .inEar)
-        #expect(Placement(worn: true, hardware: .onEarHeadphone) == .onHead)
-        #expect(Placement(worn: true, hardware: .overEarHeadphone) == .overTheEar)
-        #expect(Placement(worn: false, hardware: .inEarBud) == .offHead)
+    @Test func ruleDecodesWornByHardwareType() {
+        let decoder = PlacementDecoder.rule(.init(source: .manufacturer(companyIdentifier: nil), offset: 3, mask: 0x01, wornWhen: 0x01))
+        let worn = Self.advertisement(manufacturer: "ffff00000001"), off = Self.advertisement(manufacturer: "ffff00000000")
+        #expect(decoder.decode(worn, hardware: .overEarHeadphone) == AdvertisementSighting.Decoded(worn: true, placement: .overTheEar))
+        #expect(decoder.decode(off, hardware: .overEarHeadphone) == AdvertisementSighting.Decoded(worn: false, placement: .offHead))
+        // Without the product's hardware a worn reading carries no placement: the engine maps it.
+        #expect(decoder.decode(worn, hardware: nil) == AdvertisementSighting.Decoded(worn: true, placement: nil))
+        #expect(decoder.decode(off, hardware: nil) == AdvertisementSighting.Decoded(worn: false, placement: .offHead))
+        #expect(decoder.decode(Self.advertisement(), hardware: .inEarBud) == nil)
+    }
+
+    @Test func appleProximityAndNone() throws {
+        // Left bud in an ear, 50 %, from the Theengs fixture.
+        let advertisement = Self.advertisement(manufacturer: "4c000719010e2022f58f00000a7d9fff27234873d4305e0fed1b39e2b8")
+        #expect(PlacementDecoder.appleProximity.decode(advertisement, hardware: .inEarBud)
+            == AdvertisementSighting.Decoded(worn: true, placement: .inEar, battery: Battery(left: 50)))
+        #expect(PlacementDecoder.appleProximity.decode(Self.advertisement(manufacturer: "dc0007"), hardware: .inEarBud) == nil)
+        #expect(PlacementDecoder.none.decode(advertisement, hardware: .inEarBud) == nil)
+        #expect([PlacementDecoder.none, .appleProximity, .rule(.init(source: .service(nil), offset: 0, mask: 1, wornWhen: 1))].map(\.name)
+            == ["none", "apple_proximity", "rule"])
+    }
+
+    @Test func sightingCarriesTheIdentityAndTheDecodedReading() throws {
+        var advertisement = Self.advertisement(manufacturer: "ffff00000001", service: ("fe2c", "0102"))
+        advertisement.rssi = -60
+        advertisement.name = "Buds"
+        advertisement.serviceUUIDs = [BluetoothUUID(shortValue: 0xFE2C)]
+        let identity = BluetoothAddress(rawValue: 0xA1B2_C3D4_E5F6)
+        let decoder = PlacementDecoder.rule(.init(source: .manufacturer(companyIdentifier: nil), offset: 3, mask: 0x01, wornWhen: 0x01))
+        let sighting = advertisement.sighting(identity: identity, decoder: decoder, hardware: .inEarBud)
+        #expect(sighting == AdvertisementSighting(
+            gateway: "gw", address: identity, rssi: -60, name: "Buds",
+            manufacturerData: ManufacturerData(companyIdentifier: 0xFFFF, payload: [0, 0, 0, 1]),
+            serviceData: [BluetoothUUID(shortValue: 0xFE2C): [1, 2]], serviceUUIDs: [BluetoothUUID(shortValue: 0xFE2C)],
+            decoded: AdvertisementSighting.Decoded(worn: true, placement: .inEar)))
+        // No signal strength (a decoded-only message): the floor, so the accessory still counts as heard.
+        advertisement.rssi = nil
+        #expect(advertisement.sighting(identity: identity, decoder: .none, hardware: nil).rssi == -127)
+        #expect(advertisement.sighting(identity: identity, decoder: .none, hardware: nil).decoded == nil)
     }
 }

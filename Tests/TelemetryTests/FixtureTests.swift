@@ -1,4 +1,5 @@
 import Foundation
+import AccessoryKit
 import Testing
 @testable import Telemetry
 
@@ -137,10 +138,13 @@ struct AnyHashableSendable: @unchecked Sendable {
             #expect(status.state.rawValue == expected.string)
         case "placement":
             guard case .report(let report) = message else { throw FixtureFailure("expected a report, got \(message)") }
-            #expect(report.effectivePlacement()?.rawValue == expected.string)
+            #expect(statedPlacement(report)?.rawValue == expected.string)
         case "primary_source", "secondary_source":
             guard case .report(let report) = message else { throw FixtureFailure("expected a report, got \(message)") }
-            let sources = report.sources ?? []
+            let sources = report.changes.lazy.compactMap { change -> [BluetoothAddress]? in
+                if case .sources(let sources) = change { return sources }
+                return nil
+            }.first ?? []
             let index = key == "primary_source" ? 0 : 1
             #expect((sources.count > index ? sources[index].description : nil) == expected.string)
         default:
@@ -157,9 +161,10 @@ struct AnyHashableSendable: @unchecked Sendable {
             #expect(status.modelName == text.split(separator: " ", maxSplits: 1).last.map(String.init))
         case "left_in_ear": #expect(status.leftInEar == expected.bool)
         case "right_in_ear": #expect(status.rightInEar == expected.bool)
-        case "left_battery": #expect(status.leftBattery == expected.double)
-        case "right_battery": #expect(status.rightBattery == expected.double)
-        case "case_battery": #expect(status.caseBattery == expected.double)
+        // The fixtures write levels as fractions; the decoder gives whole percent.
+        case "left_battery": #expect(status.leftBattery == expected.double.map { Int(($0 * 100).rounded()) })
+        case "right_battery": #expect(status.rightBattery == expected.double.map { Int(($0 * 100).rounded()) })
+        case "case_battery": #expect(status.caseBattery == expected.double.map { Int(($0 * 100).rounded()) })
         case "placement": #expect(status.placement.rawValue == expected.string)
         default: Issue.record("no assertion for apple_proximity key '\(field)'")
         }
@@ -169,4 +174,17 @@ struct AnyHashableSendable: @unchecked Sendable {
 struct FixtureFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// The placement a report states: directly, or by a wear reading with the hardware sent along
+/// (the engine maps a bare `worn: true` by the product's hardware).
+func statedPlacement(_ report: AccessoryReport) -> AccessoryControlDevice.Placement? {
+    for change in report.changes {
+        switch change {
+        case .placement(let placement): return placement
+        case .worn(let worn, let hardware): return hardware?.placement(worn: worn) ?? (worn ? nil : .offHead)
+        default: continue
+        }
+    }
+    return nil
 }

@@ -1,3 +1,4 @@
+import AccessoryKit
 import Testing
 @testable import Telemetry
 
@@ -26,13 +27,34 @@ import Testing
 
     @Test func resolverPicksTheMatchingIdentity() throws {
         let other = try #require(IdentityResolvingKey(hex: "0x00112233445566778899aabbccddeeff"))
-        let resolver = AddressResolver(keys: [(identity: "other", key: other), (identity: "spec", key: Self.specKey)])
+        var resolver = AddressResolver(keys: [(identity: "other", key: other), (identity: "spec", key: Self.specKey)])
         #expect(resolver.resolve(try #require(BluetoothAddress("70:81:94:0D:FB:AA"))) == "spec")
         #expect(resolver.resolve(try #require(BluetoothAddress("70:81:94:0D:FB:AB"))) == nil)
         // A hash that would match but the top bits say "not resolvable private": never resolved.
         let hash = try #require(Self.specKey.hash(prand: 0xF08194))
         let nonResolvable = BluetoothAddress(rawValue: UInt64(0xF08194) << 24 | UInt64(hash))
         #expect(resolver.resolve(nonResolvable) == nil)
+    }
+
+    @Test func resolverRemembersBothAnswersWithinItsBound() throws {
+        var resolver = AddressResolver(keys: [(identity: "spec", key: Self.specKey)], cacheCapacity: 3)
+        let sample = try #require(BluetoothAddress("70:81:94:0D:FB:AA"))
+        #expect(resolver.resolve(sample) == "spec")
+        #expect(resolver.resolve(sample) == "spec")
+        #expect(resolver.cachedCount == 1)
+        // Not resolvable private: neither tried nor remembered.
+        #expect(resolver.resolve(try #require(BluetoothAddress("F0:81:94:0D:FB:AA"))) == nil)
+        #expect(resolver.cachedCount == 1)
+        // Misses are remembered too, and the cache never holds more than its capacity.
+        for low: UInt64 in 1...10 {
+            #expect(resolver.resolve(BluetoothAddress(rawValue: 0x4000_0000_0000 | low)) == nil)
+            #expect(resolver.cachedCount <= 3)
+        }
+        #expect(resolver.resolve(sample) == "spec")
+        // New keys forget the old answers.
+        resolver.keys = []
+        #expect(resolver.cachedCount == 0)
+        #expect(resolver.resolve(sample) == nil)
     }
 
     @Test func generatedAddressesResolve() throws {

@@ -1,3 +1,4 @@
+import AccessoryKit
 import Testing
 @testable import Telemetry
 
@@ -27,14 +28,14 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
         #expect(ad.isRandomAddress == true)
         #expect(ad.rssi == -61 && ad.txPower == -8 && ad.name == "Acme")
         #expect(ad.manufacturerData == [ManufacturerData(companyIdentifier: 0x004C, payload: [0x07, 0x19])])
-        #expect(ad.serviceData(for: BluetoothUUID(uuid16: 0xFE2C)) == [1, 2])
+        #expect(ad.serviceData(for: BluetoothUUID(shortValue: 0xFE2C)) == [1, 2])
         #expect(ad.receivedAt == 42)
     }
 
     @Test(arguments: ["0xfe2c", "fe2c", "FE2C", "0000fe2c-0000-1000-8000-00805f9b34fb"])
     func serviceDataUUIDForms(_ uuid: String) throws {
         let ad = try #require(advertisement(parse(.openmqttgateway, topic, #"{"id":"A1B2C3D4E5F6","servicedatauuid":"\#(uuid)","servicedata":"aa"}"#)))
-        #expect(ad.serviceData == [ServiceData(uuid: BluetoothUUID(uuid16: 0xFE2C), data: [0xAA])])
+        #expect(ad.serviceData == [ServiceData(uuid: BluetoothUUID(shortValue: 0xFE2C), data: [0xAA])])
     }
 
     @Test func trackerOfflineOnlyWithoutRSSI() {
@@ -113,7 +114,7 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
 
     @Test func escapedHexAndAddressValuesAreDecoded() {
         let ad = advertisement(parse(.openmqttgateway, topic, #"{"id":"A1\u003AB2:C3:D4:E5:F6","manufacturerdata":"4c\u0030007"}"#))
-        #expect(ad?.address.hexID == "A1B2C3D4E5F6")
+        #expect(ad?.address.topicID == "A1B2C3D4E5F6")
         #expect(ad?.manufacturer == ManufacturerData(companyIdentifier: 0x004C, payload: [0x07]))
         #expect(rejection(parse(.openmqttgateway, topic, #"{"id":"A1B2C3D4E5F6","manufacturerdata":"4c\u0020007"}"#))?.code == .invalidHex)
     }
@@ -143,7 +144,7 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
     @Test func deviceMessage() throws {
         let ad = try #require(advertisement(parse(.espresense, "espresense/devices/apple:1006:10-12/kitchen", #"{"mac":"67518126293a","rssi":-70.4,"name":"Bob's AirPods","id":"x"}"#)))
         #expect(ad.gateway == "kitchen" && ad.rssi == -70 && ad.name == "Bob's AirPods")
-        #expect(ad.address.hexID == "67518126293A")
+        #expect(ad.address.topicID == "67518126293A")
     }
 
     @Test func withoutMacIsIgnoredAndBadMacRejected() {
@@ -164,7 +165,7 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
         let p = "020106" + "0302" + "2cfe" + "0509" + "41636d65" + "06ff" + "4c00" + "071901"
         let ad = try #require(advertisement(parse(.tasmota, "tele/kitchen/BLE", #"{"details":{"mac":"A1B2C3D4E5F6/1","p":"\#(p)","RSSI":-66}}"#)))
         #expect(ad.gateway == "kitchen" && ad.rssi == -66 && ad.name == "Acme" && ad.flags == 6)
-        #expect(ad.serviceUUIDs == [BluetoothUUID(uuid16: 0xFE2C)])
+        #expect(ad.serviceUUIDs == [BluetoothUUID(shortValue: 0xFE2C)])
         #expect(ad.manufacturer?.companyIdentifier == 0x004C)
     }
 
@@ -191,25 +192,41 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
 
     @Test func everyKey() throws {
         let report = try report(#"{"placement":"onHead","worn":true,"hardware":"onEarHeadphone","sources":["11:22:33:44:55:66","665544332211","11:22:33:44:55:66"],"source_connected":"11:22:33:44:55:66","source_disconnected":"66:55:44:33:22:11","preferred_source":"11:22:33:44:55:66","rssi":-40,"battery":{"level":80,"case":55.5,"charging":true,"future":1},"future":{"x":[1]}}"#)
-        #expect(report.accessory.hexID == "A1B2C3D4E5F6" && report.gateway == "livingroom")
-        #expect(report.placement == .onHead && report.worn == true && report.hardware == .onEarHeadphone)
-        // Duplicates collapse; order is kept.
-        #expect(report.sources?.map(\.description) == ["11:22:33:44:55:66", "66:55:44:33:22:11"])
-        #expect(report.sourceConnected?.description == "11:22:33:44:55:66")
-        #expect(report.sourceDisconnected?.description == "66:55:44:33:22:11")
-        #expect(report.preferredSource?.description == "11:22:33:44:55:66")
-        #expect(report.rssi == -40)
-        #expect(report.battery == BatteryStatus(level: 0.8, case: 0.555, charging: true))
-        #expect(report.receivedAt == 42)
+        #expect(report.accessory.topicID == "A1B2C3D4E5F6" && report.gateway == "livingroom")
+        let one = try #require(BluetoothAddress("11:22:33:44:55:66")), two = try #require(BluetoothAddress("66:55:44:33:22:11"))
+        // The engine's report directly, in a fixed order whatever the payload's; duplicate sources
+        // collapse with their order kept; battery in whole percent (55.5 rounds up), charging not kept.
+        #expect(report.changes == [
+            .placement(.onHead), .worn(true, hardware: .onEarHeadphone), .sources([one, two]),
+            .sourceConnected(one), .sourceDisconnected(two), .preferredSource(one), .rssi(-40),
+            .battery(Battery(main: 80, chargingCase: 56)),
+        ])
     }
 
-    @Test func wearSensorPlacement() throws {
-        #expect(try report(#"{"worn":false}"#).effectivePlacement() == .offHead)
-        #expect(try report(#"{"worn":true}"#).effectivePlacement() == nil)
-        #expect(try report(#"{"worn":true}"#).effectivePlacement(productHardware: .inEarBud) == .inEar)
-        #expect(try report(#"{"worn":true,"hardware":"onEarHeadphone"}"#).effectivePlacement(productHardware: .inEarBud) == .onHead)
-        #expect(try report(#"{"placement":"offHead","worn":true}"#).effectivePlacement(productHardware: .inEarBud) == .offHead)
-        #expect(try report(#"{}"#).effectivePlacement() == nil)
+    @Test func wearSensorReadings() throws {
+        #expect(try report(#"{"worn":false}"#).changes == [.worn(false, hardware: nil)])
+        #expect(try report(#"{"worn":true,"hardware":"onEarHeadphone"}"#).changes == [.worn(true, hardware: .onEarHeadphone)])
+        // `hardware` only says what `worn` means.
+        #expect(try report(#"{"hardware":"onEarHeadphone"}"#).changes == [])
+        #expect(try report(#"{"worn":true,"placement":"offHead"}"#).changes == [.placement(.offHead), .worn(true, hardware: nil)])
+        #expect(try report(#"{}"#).changes == [])
+        #expect(statedPlacement(try report(#"{"worn":true,"hardware":"overEarHeadphone"}"#)) == .overTheEar)
+    }
+
+    @Test func batteryInWholePercent() throws {
+        #expect(try report(#"{"battery":{"left":0,"right":100,"case":99.6}}"#).changes == [.battery(Battery(left: 0, right: 100, chargingCase: 100))])
+        // Charging flags alone carry no level: no battery change.
+        #expect(try report(#"{"battery":{"charging":true,"left_charging":false}}"#).changes == [])
+        // Through the fraction, as published since the first release: these four halves round down.
+        for (percent, published) in [(14.5, 14), (28.5, 28), (56.5, 56), (57.5, 57), (55.5, 56), (0.5, 1), (80, 80)] {
+            #expect(AccessoryReportParser.wholePercent(percent) == published, "\(percent)")
+        }
+    }
+
+    @Test func sourcesUseTheOneAddressGrammar() throws {
+        let source = try #require(BluetoothAddress("11:22:33:44:55:66"))
+        #expect(try report(#"{"preferred_source":"11-22-33-44-55-66"}"#).changes == [.preferredSource(source)])
+        #expect(try report(#"{"source_connected":"112233445566"}"#).changes == [.sourceConnected(source)])
     }
 
     @Test(arguments: [
@@ -222,7 +239,7 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
         (#"{"sources":[1]}"#, .wrongType, "sources"),
         (#"{"source_connected":"nope"}"#, .invalidAddress, "source_connected"),
         (#"{"source_disconnected":null}"#, .wrongType, "source_disconnected"),
-        (#"{"preferred_source":"11-22-33-44-55-66"}"#, .invalidAddress, "preferred_source"),
+        (#"{"preferred_source":"11:22-33:44:55:66"}"#, .invalidAddress, "preferred_source"),
         (#"{"rssi":-128}"#, .rssiOutOfRange, "rssi"),
         (#"{"battery":50}"#, .wrongType, "battery"),
         (#"{"battery":{"level":101}}"#, .invalidValue, "battery.level"),
@@ -233,7 +250,7 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
         let rejected = try #require(rejection(parse(.native, topic, payload)), "accepted \(payload)")
         #expect(rejected.code == code)
         #expect(rejected.field == field)
-        #expect(rejected.accessory?.hexID == "A1B2C3D4E5F6")
+        #expect(rejected.accessory?.topicID == "A1B2C3D4E5F6")
         #expect(rejected.gateway == "livingroom")
     }
 
@@ -255,7 +272,7 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
     @Test func oversizeReportIsRejectedForTheAccessory() throws {
         let accessory = try #require(BluetoothAddress("A1B2C3D4E5F6"))
         let payload = [UInt8](repeating: 0x20, count: TelemetryLimits.maximumPayloadSize + 1)
-        guard case .failure(let rejection) = AccessoryReportParser.parse(payload, accessory: accessory, gateway: nil, receivedAt: 0) else {
+        guard case .failure(let rejection) = AccessoryReportParser.parse(payload, accessory: accessory, gateway: nil) else {
             Issue.record("accepted"); return
         }
         #expect(rejection.code == .payloadTooLarge && rejection.accessory == accessory)
@@ -263,9 +280,9 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
 
     @Test func reportParserServesTheSetTopic() throws {
         let accessory = try #require(BluetoothAddress("A1B2C3D4E5F6"))
-        let ok = AccessoryReportParser.parse(Array(#"{"placement":"inEar"}"#.utf8), accessory: accessory, gateway: nil, receivedAt: 7)
-        #expect(try ok.get().placement == .inEar)
-        let bad = AccessoryReportParser.parse(Array("not json".utf8), accessory: accessory, gateway: nil, receivedAt: 7)
+        let ok = AccessoryReportParser.parse(Array(#"{"placement":"inEar"}"#.utf8), accessory: accessory, gateway: nil)
+        #expect(try ok.get() == AccessoryReport(accessory: accessory, gateway: nil, changes: [.placement(.inEar)]))
+        let bad = AccessoryReportParser.parse(Array("not json".utf8), accessory: accessory, gateway: nil)
         guard case .failure(let rejection) = bad else { Issue.record("accepted"); return }
         #expect(rejection.code == .invalidJSON && rejection.accessory == accessory)
     }

@@ -1,4 +1,5 @@
 // Shared by every fuzz target: invariants that must hold for any parse result.
+import AccessoryKit
 
 /// Traps (so libFuzzer records a crash) when a parsed value breaks a documented guarantee.
 func checkInvariants(_ message: TelemetryMessage) {
@@ -9,9 +10,15 @@ func checkInvariants(_ message: TelemetryMessage) {
         for data in advertisement.manufacturerData { _ = try? AppleProximityPairing(manufacturerData: data) }
         _ = advertisement.address.description
     case .report(let report):
-        if let rssi = report.rssi { precondition(TelemetryLimits.rssiRange.contains(rssi), "RSSI out of range") }
-        for level in [report.battery?.level, report.battery?.left, report.battery?.right, report.battery?.case] {
-            if let level { precondition((0...1).contains(level), "battery out of range") }
+        for change in report.changes {
+            switch change {
+            case .rssi(let rssi): precondition(TelemetryLimits.rssiRange.contains(rssi), "RSSI out of range")
+            case .battery(let battery):
+                for level in [battery.main, battery.left, battery.right, battery.chargingCase] {
+                    if let level { precondition((0...100).contains(level), "battery out of range") }
+                }
+            default: break
+            }
         }
     case .rejected(let rejection):
         precondition(!rejection.message.isEmpty, "rejection without a message")

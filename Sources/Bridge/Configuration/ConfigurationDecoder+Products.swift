@@ -1,4 +1,5 @@
 import AccessoryKit
+import Telemetry
 
 extension ConfigurationDecoder {
     // MARK: setup
@@ -93,7 +94,7 @@ extension ConfigurationDecoder {
             let capabilities = capabilities(entry)
             let autoRegister = bool(entry["auto_register"], at: entry.path("auto_register")) ?? false
             let options = setupOptions(entry)
-            let decoder = placementDecoder(entry["placement_decoder"], at: entry.path("placement_decoder"))
+            var decoder = placementDecoder(entry["placement_decoder"], at: entry.path("placement_decoder"))
             let descriptor: DiscoveryDescriptor?
             if let node = entry["descriptor"], !node.isNull {
                 descriptor = self.descriptor(node, at: entry.path("descriptor"))
@@ -101,10 +102,20 @@ extension ConfigurationDecoder {
                 fail(entry.path("descriptor"), "is required: how the picker recognises this product", at: entry["descriptor"])
                 descriptor = nil
             }
-            if case let .rule(rule)? = decoder, rule.source == .service, let descriptor, descriptor.bluetoothServiceUUID == nil {
-                // Service data is looked up by the descriptor's service UUID; without one the rule never sees a byte.
-                fail("\(entry.path("placement_decoder")).rule.source", "source: service needs descriptor.bluetooth_service_uuid",
-                     at: entry["placement_decoder"])
+            if case var .rule(rule)? = decoder, let descriptor {
+                // The rule reads the data of the product's company or service, named by its descriptor.
+                switch rule.source {
+                case .manufacturer:
+                    rule.source = .manufacturer(companyIdentifier: descriptor.bluetoothCompanyIdentifier)
+                case .service:
+                    // Service data is looked up by the descriptor's service UUID; without one the rule never sees a byte.
+                    if descriptor.bluetoothServiceUUID == nil {
+                        fail("\(entry.path("placement_decoder")).rule.source", "source: service needs descriptor.bluetooth_service_uuid",
+                             at: entry["placement_decoder"])
+                    }
+                    rule.source = .service(descriptor.bluetoothServiceUUID)
+                }
+                decoder = .rule(rule)
             }
             guard let name, let hardware, let descriptor else { continue }
             let product = Product(
@@ -159,7 +170,14 @@ extension ConfigurationDecoder {
         return options
     }
 
-    /// `apple_proximity`, `none`, or `{rule: {source, offset, mask, worn_when}}`.
+    /// The spellings of a rule's `source`.
+    private enum RuleSourceName: String, CaseIterable {
+        case manufacturer
+        case service
+    }
+
+    /// `apple_proximity`, `none`, or `{rule: {source, offset, mask, worn_when}}`. A rule's source
+    /// names no company or service yet: the product's descriptor fills it in.
     func placementDecoder(_ node: YAMLNode?, at path: String) -> PlacementDecoder? {
         guard let node, !node.isNull else { return PlacementDecoder.none }
         if let scalar = node.scalar {
@@ -186,7 +204,7 @@ extension ConfigurationDecoder {
             fail(rule.path(key), "is required", at: ruleNode)
             missing = true
         }
-        let source = enumeration(PlacementDecoder.Rule.Source.self, rule["source"], at: rule.path("source"))
+        let source = enumeration(RuleSourceName.self, rule["source"], at: rule.path("source"))
         let offset = integer(rule["offset"], at: rule.path("offset"), in: 0...255)
         let mask = integer(rule["mask"], at: rule.path("mask"), in: 1...0xFF, hex: true)
         let worn = integer(rule["worn_when"], at: rule.path("worn_when"), in: 0...0xFF, hex: true)
@@ -195,7 +213,11 @@ extension ConfigurationDecoder {
             fail(rule.path("worn_when"), "has bits outside mask (0x\(String(mask, radix: 16))); it could never match", at: rule["worn_when"])
             return nil
         }
-        return .rule(.init(source: source, offset: offset, mask: UInt8(mask), wornWhen: UInt8(worn)))
+        let spelled: PlacementDecoder.Rule.Source = switch source {
+        case .manufacturer: .manufacturer(companyIdentifier: nil)
+        case .service: .service(nil)
+        }
+        return .rule(.init(source: spelled, offset: offset, mask: UInt8(mask), wornWhen: UInt8(worn)))
     }
 
     // MARK: descriptor

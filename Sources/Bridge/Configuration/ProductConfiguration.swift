@@ -1,4 +1,5 @@
 import AccessoryKit
+import Telemetry
 
 /// One entry of `products:`: the engine's `Product` plus how the bridge reads its placement.
 public struct ProductConfiguration: Hashable, Sendable {

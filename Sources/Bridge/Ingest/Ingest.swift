@@ -13,12 +13,13 @@ struct Ingest {
     let router: TopicRouter
     /// `gateways[i].format` for the parser at index i (the name `bridge/gateways` shows).
     private let formats: [String]
-    private var resolver: IdentityCache
-    private let decoders: [String: SightingDecoder]
+    /// Resolves private addresses with the configured IRKs (and remembers the answers).
+    private var resolver: AddressResolver<BluetoothAddress>
+    private let decoders: [String: PlacementDecoder]
     private let hardware: [String: HardwareType]
     /// The product of each known accessory, kept in step with the engine's outputs
     /// (``track(_:)``), so a sighting is decoded without asking the engine.
-    private(set) var products: [AccessoryKit.BluetoothAddress: String] = [:]
+    private(set) var products: [BluetoothAddress: String] = [:]
     private(set) var gateways = GatewayTracker()
     /// Recognises Home Assistant's birth message, when discovery is enabled.
     private let homeAssistant: HomeAssistantDiscovery?
@@ -37,13 +38,11 @@ struct Ingest {
             topics: topics, parsers: parsers,
             homeAssistantStatusTopic: configuration.homeAssistant.enabled ? configuration.homeAssistant.statusTopic : nil)
         formats = configuration.gateways.map(\.format.rawValue)
-        resolver = IdentityCache(resolver: AddressResolver(keys: configuration.accessories.compactMap { accessory in
+        resolver = AddressResolver(keys: configuration.accessories.compactMap { accessory in
             guard let irk = accessory.irk, let key = IdentityResolvingKey(bytes: irk) else { return nil }
             return (accessory.migration.id, key)
-        }))
-        decoders = Dictionary(configuration.products.map {
-            ($0.name, SightingDecoder($0.placementDecoder, descriptor: $0.product.descriptor))
-        }, uniquingKeysWith: { first, _ in first })
+        })
+        decoders = Dictionary(configuration.products.map { ($0.name, $0.placementDecoder) }, uniquingKeysWith: { first, _ in first })
         hardware = Dictionary(configuration.products.map { ($0.name, $0.product.hardware) }, uniquingKeysWith: { first, _ in first })
         homeAssistant = configuration.homeAssistant.enabled ? HomeAssistantDiscovery(configuration: configuration) : nil
     }
@@ -109,7 +108,7 @@ struct Ingest {
     /// `accessory/<ID>/set`: the extension role. Same update rules as native telemetry; a
     /// container-role operation (register) here is refused by the engine with `invalidRequest`.
     private func set(id text: Substring, payload: [UInt8], at now: Timestamp) -> IngestOutcome {
-        guard let id = AccessoryKit.BluetoothAddress(text), products[id] != nil else {
+        guard let id = BluetoothAddress(text), products[id] != nil else {
             var outcome = IngestOutcome()
             outcome.rejection = ("set", "accessory/\(text)/set names no known accessory")
             return outcome
@@ -120,9 +119,9 @@ struct Ingest {
             return IngestOutcome(.telemetry(
                 .request(.register(id, RegistrationRequest(capabilities: [])), role: .extension), context: "set", refresh: nil))
         }
-        switch AccessoryReportParser.parse(payload, accessory: Telemetry.BluetoothAddress(id), gateway: nil, receivedAt: now.milliseconds) {
+        switch AccessoryReportParser.parse(payload, accessory: id, gateway: nil) {
         case .success(let report):
-            return IngestOutcome(.telemetry(.report(AccessoryKit.AccessoryReport(report)), context: "set", refresh: nil))
+            return IngestOutcome(.telemetry(.report(report), context: "set", refresh: nil))
         case .failure(let rejection):
             return invalidUpdate(id, rejection: rejection)
         }
@@ -131,10 +130,10 @@ struct Ingest {
     private mutating func telemetry(_ message: MQTTMessage, parser: TelemetryParser, format: String, at now: Timestamp) -> IngestOutcome {
         switch parser.parse(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds) {
         case .advertisement(let advertisement):
-            let identity = resolver.identity(of: AccessoryKit.BluetoothAddress(advertisement.address))
+            let identity = resolver.resolve(advertisement.address) ?? advertisement.address
             let product = products[identity]
-            let sighting = AdvertisementSighting(
-                advertisement, identity: identity, decoder: product.flatMap { decoders[$0] } ?? .none,
+            let sighting = advertisement.sighting(
+                identity: identity, decoder: product.flatMap { decoders[$0] } ?? .none,
                 hardware: product.flatMap { hardware[$0] })
             var outcome = IngestOutcome(.telemetry(.sighting(sighting), context: "sighting", refresh: identity))
             outcome.gatewaysChanged = gateways.seen(advertisement.gateway, format: format, at: now)
@@ -142,12 +141,12 @@ struct Ingest {
         case .report(let report):
             var outcome = IngestOutcome()
             if let gateway = report.gateway { outcome.gatewaysChanged = gateways.seen(gateway, format: format, at: now) }
-            let id = AccessoryKit.BluetoothAddress(report.accessory)
+            let id = report.accessory
             guard products[id] != nil else {
                 outcome.rejection = (report.gateway ?? parser.name, "telemetry for unknown accessory \(id)")
                 return outcome
             }
-            outcome.effect = .telemetry(.report(AccessoryKit.AccessoryReport(report)), context: "telemetry", refresh: id)
+            outcome.effect = .telemetry(.report(report), context: "telemetry", refresh: id)
             return outcome
         case .gatewayStatus(let status):
             var outcome = IngestOutcome()
@@ -159,8 +158,8 @@ struct Ingest {
         case .trackerOffline, .ignored:
             return IngestOutcome()
         case .rejected(let rejection):
-            if let accessory = rejection.accessory, products[AccessoryKit.BluetoothAddress(accessory)] != nil {
-                return invalidUpdate(AccessoryKit.BluetoothAddress(accessory), rejection: rejection)
+            if let accessory = rejection.accessory, products[accessory] != nil {
+                return invalidUpdate(accessory, rejection: rejection)
             }
             var outcome = IngestOutcome()
             outcome.rejection = (rejection.gateway ?? parser.name, rejection.description)
@@ -170,8 +169,8 @@ struct Ingest {
 
     /// Invalid content for a known accessory: an `invalidRequest` update error (through the
     /// engine, so `last_error` in the state shows it too), and no other state change.
-    private func invalidUpdate(_ id: AccessoryKit.BluetoothAddress, rejection: TelemetryRejection) -> IngestOutcome {
-        let report = AccessoryKit.AccessoryReport(
+    private func invalidUpdate(_ id: BluetoothAddress, rejection: TelemetryRejection) -> IngestOutcome {
+        let report = AccessoryReport(
             accessory: id, gateway: nil,
             changes: [.invalid(field: rejection.field ?? "payload", message: rejection.message)])
         var outcome = IngestOutcome(.telemetry(.report(report), context: "telemetry", refresh: nil))

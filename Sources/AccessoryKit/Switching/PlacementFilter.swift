@@ -20,11 +20,6 @@ public struct PlacementFilter: Hashable, Sendable {
         self.committed = committed
     }
 
-    /// The placement a wear sensor's reading means for a hardware type.
-    public static func placement(worn: Bool, hardware: HardwareType) -> AccessoryControlDevice.Placement {
-        worn ? hardware.wornPlacement : .offHead
-    }
-
     /// Feeds a raw reading.
     /// - Returns: a placement to send as an update now, if one is committed.
     public mutating func observe(_ placement: AccessoryControlDevice.Placement, at now: Timestamp) -> AccessoryControlDevice.Placement? {

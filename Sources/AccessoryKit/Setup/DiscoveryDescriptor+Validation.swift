@@ -55,7 +55,7 @@ extension DiscoveryDescriptor {
         }
         if let company = bluetoothCompanyIdentifier, !declaration.bluetoothCompanyIdentifiers.contains(company) {
             fail("bluetooth_company_identifier", .companyIdentifierNotDeclared,
-                 "company identifier 0x\(Hex.string([UInt8(company >> 8), UInt8(company & 0xFF)])) is not in setup.bluetooth.company_identifiers")
+                 "company identifier 0x\(Hex.encode([UInt8(company >> 8), UInt8(company & 0xFF)], uppercase: true)) is not in setup.bluetooth.company_identifiers")
         }
         if let service = bluetoothServiceUUID, !declaration.bluetoothServices.contains(service) {
             fail("bluetooth_service_uuid", .serviceUUIDNotDeclared, "service \(service) is not in setup.bluetooth.services")

@@ -34,7 +34,7 @@ extension BridgeEngine {
             return (record.hardware, true)
         }) else { return }
         if batteryChanged { markChanged(id) }
-        guard let placement = decoded.placement ?? decoded.worn.map({ PlacementFilter.placement(worn: $0, hardware: hardware) })
+        guard let placement = decoded.placement ?? decoded.worn.map({ hardware.placement(worn: $0) })
         else { return }
         setWorn(id, placement.isWorn)
         guard let registration = registry[id], !registration.isInvalidated,
@@ -55,7 +55,7 @@ extension BridgeEngine {
             case .placement(let placement):
                 updatePlacement(id, placement, now: now)
             case .worn(let worn, let reported):
-                updatePlacement(id, PlacementFilter.placement(worn: worn, hardware: reported ?? hardware), now: now)
+                updatePlacement(id, (reported ?? hardware).placement(worn: worn), now: now)
             case .sources(let sources):
                 changeSources(id, reason: .preferredSource, now: now) { $0.replace(with: sources) }
             case .sourceConnected(let source):

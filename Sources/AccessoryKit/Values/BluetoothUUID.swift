@@ -2,7 +2,7 @@
 ///
 /// Short UUIDs are aliases inside the Bluetooth base UUID `0000xxxx-0000-1000-8000-00805F9B34FB`
 /// (Bluetooth Core Specification, Vol 3 Part B, 2.5.1), so every form is stored as its 128-bit
-/// value: `FE2C`, `0xfe2c` and `0000fe2c-0000-1000-8000-00805f9b34fb` are equal.
+/// value: `FE2C`, `0xfe2c` and `0000fe2c-0000-1000-8000-00805f9b34fb` are equal, as on the air.
 public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
     /// The most significant 64 bits of the 128-bit value.
     public let high: UInt64
@@ -21,7 +21,7 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The 128-bit form of a 16-bit UUID.
-    public init(uuid16: UInt16) { self.init(uuid32: UInt32(uuid16)) }
+    public init(shortValue: UInt16) { self.init(uuid32: UInt32(shortValue)) }
 
     /// The 128-bit form of a 32-bit UUID.
     public init(uuid32: UInt32) {
@@ -42,14 +42,16 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
     public init?(_ text: some StringProtocol) {
         var digits = Substring(text)
         if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
-        if digits.count == 36 {
+        if digits.utf8.count == 36 {
             let dashes = [8, 13, 18, 23]
-            for (offset, char) in digits.enumerated() where dashes.contains(offset) != (char == "-") { return nil }
+            for (offset, char) in digits.utf8.enumerated() where dashes.contains(offset) != (char == UInt8(ascii: "-")) {
+                return nil
+            }
             digits = Substring(digits.filter { $0 != "-" })
         }
         guard let bytes = Hex.decode(digits) else { return nil }
         switch bytes.count {
-        case 2: self.init(uuid16: UInt16(bytes[0]) << 8 | UInt16(bytes[1]))
+        case 2: self.init(shortValue: UInt16(bytes[0]) << 8 | UInt16(bytes[1]))
         case 4: self.init(uuid32: bytes.reduce(0) { $0 << 8 | UInt32($1) })
         case 16: self.init(bigEndianBytes: bytes)
         default: return nil
@@ -57,9 +59,9 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The 16-bit alias when this UUID is one, else `nil`.
-    public var uuid16: UInt16? {
-        guard low == Self.baseLow, high & 0xFFFF_FFFF == Self.baseHigh, high >> 32 <= 0xFFFF else { return nil }
-        return UInt16(high >> 32)
+    public var shortValue: UInt16? {
+        guard low == Self.baseLow, high & 0xFFFF_FFFF == Self.baseHigh, high >> 48 == 0 else { return nil }
+        return UInt16(truncatingIfNeeded: high >> 32)
     }
 
     /// The 16 bytes, most significant first.
@@ -68,11 +70,15 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
             + (0..<8).map { UInt8(truncatingIfNeeded: low >> (56 - 8 * $0)) }
     }
 
-    /// `FE2C` for a 16-bit alias, else the upper-case dashed 128-bit form.
+    /// `FE2C` for a 16-bit alias, else ``uuidString``.
     public var description: String {
-        if let short = uuid16 { return Hex.encode([UInt8(short >> 8), UInt8(short & 0xFF)], uppercase: true) }
-        let hex = Hex.encode(bigEndianBytes, uppercase: true)
-        let chars = Array(hex)
+        if let short = shortValue { return Hex.encode([UInt8(short >> 8), UInt8(short & 0xFF)], uppercase: true) }
+        return uuidString
+    }
+
+    /// The upper-case dashed 128-bit form.
+    public var uuidString: String {
+        let chars = Array(Hex.encode(bigEndianBytes, uppercase: true))
         return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(chars[$0]) }.joined(separator: "-")
     }
 }

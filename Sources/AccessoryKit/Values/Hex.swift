@@ -1,7 +1,8 @@
-/// Hexadecimal decoding and encoding for advertisement payloads.
+/// Hexadecimal decoding and encoding, shared by addresses, UUIDs, descriptor blobs and gateway
+/// payloads (the store, the configuration loader and the telemetry parsers all use this one).
 ///
-/// Gateways write binary advertisement data as hex strings of either case; the decoder is
-/// table-driven because it runs on every message of the hot path.
+/// Gateways write binary advertisement data as hex strings of either case; decoding is
+/// table-driven because it runs on every telemetry message. No Foundation.
 public enum Hex {
     /// 0...15 for a hex digit, 0xFF otherwise.
     @usableFromInline
@@ -13,7 +14,7 @@ public enum Hex {
         return table
     }()
 
-    /// The value of one hex digit, or `nil`.
+    /// The value of one ASCII hex digit, or `nil`.
     @inlinable
     public static func nibble(_ char: UInt8) -> UInt8? {
         let value = nibbleTable[Int(char)]
@@ -49,7 +50,16 @@ public enum Hex {
         return valid ? bytes : nil
     }
 
-    /// Lower-case hex digits for the bytes, no separators.
+    /// Decodes hex digits with an optional `0x` prefix, as people write them in the
+    /// configuration (descriptor blobs and masks).
+    /// - Returns: `nil` for an odd number of digits or any character that is not a hex digit.
+    public static func bytes(_ text: some StringProtocol) -> [UInt8]? {
+        var digits = Substring(text)
+        if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
+        return decode(digits)
+    }
+
+    /// Hex digits for the bytes, no separators; lower case unless `uppercase`.
     public static func encode(_ bytes: some Sequence<UInt8>, uppercase: Bool = false) -> String {
         let digits: [UInt8] = Array((uppercase ? "0123456789ABCDEF" : "0123456789abcdef").utf8)
         var out: [UInt8] = []

@@ -1,7 +1,9 @@
-/// One advertisement heard by one gateway, already normalised by the bridge's
-/// parsers (AccessoryKit does not depend on the Telemetry module).
+/// One advertisement heard by one gateway, normalised by the Telemetry module's parsers
+/// (`Advertisement.sighting(identity:decoder:hardware:)` builds it; AccessoryKit depends on
+/// no other module).
 public struct AdvertisementSighting: Hashable, Sendable {
-    /// What the bridge's placement decoder (Apple proximity pairing or a byte rule) read from the advertisement.
+    /// What the product's placement decoder (Telemetry's `PlacementDecoder`: Apple proximity
+    /// pairing or a byte rule) read from the advertisement.
     public struct Decoded: Hashable, Sendable {
         /// A wear-sensor reading, mapped by hardware type.
         public var worn: Bool?

@@ -1,9 +1,14 @@
 /// A 48-bit Bluetooth device address (BD_ADDR), most significant byte first as people write it.
 ///
-/// Gateways write addresses in every style: `AA:BB:CC:DD:EE:FF`, `aa:bb:...`, `AABBCCDDEEFF`.
-/// All of them parse to the same value; ``description`` is the canonical upper-case colon form
-/// used in aabridge payloads and ``hexID`` the 12-digit form used in topics.
-public struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringConvertible {
+/// One grammar everywhere (configuration, requests, topics, gateway payloads): six hex pairs,
+/// any case, separated all by `:` or all by `-` (`A1:B2:C3:D4:E5:F6`, `a1-b2-c3-d4-e5-f6`,
+/// the latter as Windows and some tools write addresses), or 12 hex digits without separators
+/// (`A1B2C3D4E5F6`, the topic form). ``description`` is the canonical upper-case colon form
+/// aabridge writes in payloads and ``topicID`` the 12-digit form it uses in topics.
+///
+/// Stored as one integer so that hashing and comparing it on the sighting hot path costs
+/// no allocation.
+public struct BluetoothAddress: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The address in the low 48 bits; the first written byte is the most significant.
     public let rawValue: UInt64
 
@@ -12,7 +17,8 @@ public struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringConv
         self.rawValue = rawValue & 0xFFFF_FFFF_FFFF
     }
 
-    /// Creates an address from six bytes, most significant first.
+    /// Creates an address from exactly six bytes, most significant first, or `nil` for any
+    /// other length (AudioAccessoryKit refuses source identifiers that are not 6 bytes).
     public init?(bytes: some Collection<UInt8>) {
         guard bytes.count == 6 else { return nil }
         var value: UInt64 = 0
@@ -20,30 +26,32 @@ public struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringConv
         self.init(rawValue: value)
     }
 
-    /// Parses `AA:BB:CC:DD:EE:FF` (any case) or 12 hex digits without separators.
+    /// Parses an address written in the grammar above.
     public init?(_ text: some StringProtocol) {
         var text = String(text)
-        guard let value = text.withUTF8({ Self.parse(UnsafeRawBufferPointer($0)) }) else { return nil }
-        self.init(rawValue: value)
+        guard let address = text.withUTF8({ Self.parse(UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = address
     }
 
-    /// Parses the UTF-8 bytes of `AA:BB:CC:DD:EE:FF` (any case) or of 12 hex digits.
-    static func parse(_ utf8: UnsafeRawBufferPointer) -> UInt64? {
-        let colon = UInt8(ascii: ":")
+    /// Parses the UTF-8 bytes of an address written in the grammar above (the telemetry
+    /// parsers read addresses straight from the payload's bytes).
+    public static func parse(_ utf8: UnsafeRawBufferPointer) -> BluetoothAddress? {
         let stride: Int
         switch utf8.count {
         case 17: stride = 3
         case 12: stride = 2
         default: return nil
         }
+        let separator = stride == 3 ? utf8[2] : 0
+        guard stride == 2 || separator == UInt8(ascii: ":") || separator == UInt8(ascii: "-") else { return nil }
         var value: UInt64 = 0
         for group in 0..<6 {
             let start = group * stride
             guard let high = Hex.nibble(utf8[start]), let low = Hex.nibble(utf8[start + 1]) else { return nil }
-            if stride == 3, group < 5, utf8[start + 2] != colon { return nil }
+            if stride == 3, group < 5, utf8[start + 2] != separator { return nil }
             value = value << 8 | UInt64(high << 4 | low)
         }
-        return value
+        return BluetoothAddress(rawValue: value)
     }
 
     /// The six bytes, most significant first.
@@ -57,7 +65,7 @@ public struct BluetoothAddress: Hashable, Sendable, Comparable, CustomStringConv
     }
 
     /// `A1B2C3D4E5F6`: the form aabridge uses in topics.
-    public var hexID: String { Hex.encode(bytes, uppercase: true) }
+    public var topicID: String { Hex.encode(bytes, uppercase: true) }
 
     /// Whether a *random* address is a resolvable private address: its two most significant
     /// bits are `0b01` (Bluetooth Core Specification, Vol 6 Part B, 1.3.2.2).

@@ -1,0 +1,35 @@
+import Testing
+@testable import Telemetry
+
+@Suite struct TopicPatternTests {
+    @Test func singleLevelWildcardCapturesTheGateway() throws {
+        let pattern = try #require(TopicPattern("home/+/BTtoMQTT/#"))
+        #expect(pattern.match("home/gw1/BTtoMQTT/AABBCCDDEEFF") == ["gw1", "AABBCCDDEEFF"])
+        // MQTT: `#` also matches the parent level, so the bare config topic matches too.
+        #expect(pattern.match("home/gw1/BTtoMQTT") == ["gw1", ""])
+        #expect(pattern.match("home/gw1/BTtoMQTT/a/b") == ["gw1", "a/b"])
+        #expect(pattern.match("home/gw1/LWT") == nil)
+        #expect(pattern.match("home/gw1") == nil)
+        #expect(pattern.match("other/gw1/BTtoMQTT/x") == nil)
+    }
+
+    @Test func exactLevels() throws {
+        let pattern = try #require(TopicPattern("tele/+/BLE"))
+        #expect(pattern.match("tele/t1/BLE") == ["t1"])
+        #expect(pattern.match("tele/t1/BLE/x") == nil)
+        #expect(pattern.match("tele//BLE") == [""])
+        #expect(pattern.match("tele/t1") == nil)
+        #expect(try #require(TopicPattern("a/b")).match("a/b") == [])
+    }
+
+    @Test func wildcardsDoNotMatchDollarTopics() throws {
+        #expect(try #require(TopicPattern("#")).match("$SYS/broker") == nil)
+        #expect(try #require(TopicPattern("+/broker")).match("$SYS/broker") == nil)
+        #expect(try #require(TopicPattern("$SYS/#")).match("$SYS/broker") == ["broker"])
+    }
+
+    @Test(arguments: ["", "a/#/b", "a/b#", "a/+b", "a+/b"])
+    func rejectsInvalidFilters(_ filter: String) {
+        #expect(TopicPattern(filter) == nil)
+    }
+}
