@@ -11,6 +11,9 @@ let package = Package(
         .library(name: "AccessoryKit", targets: ["AccessoryKit"]),
         .library(name: "Telemetry", targets: ["Telemetry"]),
         .library(name: "MQTT", targets: ["MQTT"]),
+        .library(name: "JSON", targets: ["JSON"]),
+        .library(name: "Configuration", targets: ["Configuration"]),
+        .library(name: "HomeAssistant", targets: ["HomeAssistant"]),
     ],
     targets: [
         // Debian's C libraries, reached through pkg-config; `.apt` names the package that provides each.
@@ -22,10 +25,16 @@ let package = Package(
         .target(name: "AccessoryKit"),
         .target(name: "Telemetry", dependencies: ["CCrypto"]),
         .target(name: "MQTT", dependencies: ["CMosquitto"]),
-        .target(name: "Storage", dependencies: ["CSQLite", "AccessoryKit"]),
-        .target(name: "Bridge", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "CYAML"]),
-        .executableTarget(name: "aabridge", dependencies: ["Bridge", "MQTT"]),
-        .executableTarget(name: "aabridge-bench", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "Bridge", "TestSupport"]),
+        .target(name: "JSON"),
+        .target(name: "Storage", dependencies: ["CSQLite", "AccessoryKit", "JSON"]),
+        // The YAML file, its checks and the values the runtime runs from (with the topic map).
+        .target(name: "Configuration", dependencies: ["AccessoryKit", "Telemetry", "JSON", "CYAML"]),
+        // Home Assistant's MQTT discovery payloads: pure values, published by the runtime.
+        .target(name: "HomeAssistant", dependencies: ["AccessoryKit", "Configuration", "JSON"]),
+        // The runtime: MQTT in and out, the engine, storage, discovery.
+        .target(name: "Bridge", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "HomeAssistant"]),
+        .executableTarget(name: "aabridge", dependencies: ["Bridge", "Configuration", "JSON", "MQTT", "Storage"]),
+        .executableTarget(name: "aabridge-bench", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "Configuration", "Bridge"]),
 
         // Starts a real mosquitto on a free loopback port for the broker tests.
         .target(name: "TestSupport", dependencies: ["MQTT"], path: "Tests/TestSupport"),
@@ -33,7 +42,10 @@ let package = Package(
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "TestSupport"]),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "TestSupport"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON", "TestSupport"]),
+        .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant", "Configuration", "JSON", "Bridge", "TestSupport"]),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "Configuration", "HomeAssistant", "JSON", "TestSupport"]),
     ]
 )
 

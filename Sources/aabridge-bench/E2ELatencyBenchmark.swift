@@ -1,7 +1,6 @@
 import Foundation
 import MQTT
 import Synchronization
-import TestSupport
 
 /// End-to-end latency of a route change: native telemetry that changes where a source's audio
 /// goes (`{"worn":true,"hardware":"inEarBud"}` / `{"worn":false}` alternately, debounce 0)

@@ -1,7 +1,6 @@
 import Foundation
 import MQTT
 import Synchronization
-import TestSupport
 
 /// End-to-end throughput: a real mosquitto on loopback, P OpenMQTTGateway publishers
 /// (`home/<gw>/BTtoMQTT/<MAC>`, raw `id`/`rssi`/`manufacturerdata`) for 1,000 and 10,000

@@ -1,6 +1,5 @@
 import Foundation
 import MQTT
-import TestSupport
 
 /// Resident memory of the real daemon (`.build/release/aabridge run`) with 0, 1,000, 10,000 and
 /// 100,000 registered accessories: per point a fresh broker and a prepared database; VmRSS is

@@ -1,4 +1,5 @@
 import AccessoryKit
+import JSON
 import MQTT
 import Storage
 
@@ -196,7 +197,6 @@ extension BridgeRuntime {
     }
 
     func publishInfo() {
-        let summary = (try? JSONParser.parse(configuration.summaryJSON)) ?? .object([])
         publishRetained(topics.bridgeInfo, [
             "version": .string(BridgeModule.version),
             "base_topic": .string(topics.base),
@@ -205,7 +205,7 @@ extension BridgeRuntime {
             "accessories": .int(engine.accessories.count),
             "registered": .int(registeredCount),
             "gateways": .int(configuration.gateways.count),
-            "config": summary,
+            "config": configuration.summary,
         ])
     }
 }

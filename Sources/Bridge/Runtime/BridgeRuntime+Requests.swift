@@ -1,4 +1,5 @@
 import AccessoryKit
+import JSON
 import MQTT
 
 extension BridgeRuntime {

@@ -1,5 +1,8 @@
 import AccessoryKit
+import Configuration
 import Foundation
+import HomeAssistant
+import JSON
 import MQTT
 import Storage
 import Telemetry
@@ -110,7 +113,7 @@ public final class BridgeRuntime {
         }, uniquingKeysWith: { first, _ in first })
         hardware = Dictionary(configuration.products.map { ($0.name, $0.product.hardware) }, uniquingKeysWith: { first, _ in first })
         homeAssistant = configuration.homeAssistant.enabled
-            ? HomeAssistantDiscoveryTracker(discovery: HomeAssistantDiscovery(configuration: configuration)) : nil
+            ? HomeAssistantDiscoveryTracker(discovery: HomeAssistantDiscovery(configuration: configuration, version: BridgeModule.version)) : nil
         let restored = try store.load()
         engine = BridgeEngine(configuration: configuration.engine, restored: restored)
         startedAt = clock()

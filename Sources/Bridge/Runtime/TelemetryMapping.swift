@@ -1,4 +1,5 @@
 import AccessoryKit
+import Configuration
 import Telemetry
 
 // The Telemetry module parses gateway payloads without knowing the domain; the engine knows
