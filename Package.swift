@@ -34,7 +34,7 @@ let package = Package(
         // The runtime: MQTT in and out, the engine, storage, discovery.
         .target(name: "Bridge", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "HomeAssistant"]),
         .executableTarget(name: "aabridge", dependencies: ["Bridge", "Configuration", "JSON", "MQTT", "Storage"]),
-        .executableTarget(name: "aabridge-bench", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "Configuration", "Bridge"]),
+        .executableTarget(name: "aabridge-bench", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "Bridge"]),
 
         // Starts a real mosquitto on a free loopback port for the broker tests.
         .target(name: "TestSupport", dependencies: ["MQTT"], path: "Tests/TestSupport"),

@@ -70,8 +70,8 @@ public struct JSONParser {
             index += 1
             return .object(pairs)
         }
-        // Where each key is in `pairs`, so a repeated key costs one lookup, not a scan of the
-        // object so far (which made an object of n keys cost n² comparisons).
+        // Where each key is in `pairs`: finding a repeated key is one lookup, not a scan of
+        // the object so far, so a hostile object of n keys costs n lookups, not n² comparisons.
         var positions: [String: Int] = [:]
         var superseded: [Int] = []
         while true {

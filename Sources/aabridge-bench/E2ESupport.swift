@@ -2,6 +2,7 @@ import AccessoryKit
 import Bridge
 import Configuration
 import Foundation
+import JSON
 import MQTT
 import Storage
 import Synchronization
@@ -317,8 +318,8 @@ enum E2E {
     }
 
     /// The JSON object of a payload (bench-side only, never timed).
-    static func object(_ payload: [UInt8]) -> [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any]
+    static func object(_ payload: [UInt8]) -> JSONValue? {
+        try? JSONParser.parse(payload)
     }
 
     static func percentile(_ sorted: [Double], _ p: Double) -> Double {

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import MQTT
 
 /// Resident memory of the real daemon (`.build/release/aabridge run`) with 0, 1,000, 10,000 and
@@ -59,7 +60,7 @@ enum MemoryBenchmark {
         var online: UInt64?
         _ = await arrivals.wait(timeout: 120, pollMicroseconds: 200) { list in
             for arrival in list where arrival.topic == "aabridge/bridge/state" {
-                if E2E.object(arrival.payload)?["state"] as? String == "online" {
+                if E2E.object(arrival.payload)?["state"]?.stringValue == "online" {
                     online = arrival.at
                     return true
                 }
