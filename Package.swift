@@ -11,9 +11,6 @@ let package = Package(
         .library(name: "AccessoryKit", targets: ["AccessoryKit"]),
         .library(name: "Telemetry", targets: ["Telemetry"]),
         .library(name: "MQTT", targets: ["MQTT"]),
-        .library(name: "JSON", targets: ["JSON"]),
-        .library(name: "Configuration", targets: ["Configuration"]),
-        .library(name: "HomeAssistant", targets: ["HomeAssistant"]),
     ],
     targets: [
         // Debian's C libraries, reached through pkg-config; `.apt` names the package that provides each.
@@ -36,7 +33,7 @@ let package = Package(
         .executableTarget(name: "aabridge", dependencies: ["Bridge", "Configuration", "JSON", "MQTT", "Storage"]),
         .executableTarget(name: "aabridge-bench", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "Bridge"]),
 
-        // Starts a real mosquitto on a free loopback port for the broker tests.
+        // For the tests only: a real mosquitto on a free loopback port, child processes, repository files.
         .target(name: "TestSupport", dependencies: ["MQTT"], path: "Tests/TestSupport"),
         .testTarget(name: "AccessoryKitTests", dependencies: ["AccessoryKit"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry"]),
@@ -44,6 +41,7 @@ let package = Package(
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON", "TestSupport"]),
+        // Bridge for `Payloads`: the templates are rendered against the state the runtime publishes.
         .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant", "Configuration", "JSON", "Bridge", "TestSupport"]),
         .testTarget(name: "BridgeTests", dependencies: ["Bridge", "Configuration", "HomeAssistant", "JSON", "TestSupport"]),
     ]
