@@ -22,18 +22,28 @@ let package = Package(
         .target(name: "AccessoryKit"),
         .target(name: "Telemetry", dependencies: ["CCrypto", "AccessoryKit"]),
         .target(name: "MQTT", dependencies: ["CMosquitto"]),
-        .target(name: "Storage", dependencies: ["CSQLite", "AccessoryKit"]),
-        .target(name: "Bridge", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "CYAML"]),
-        .executableTarget(name: "aabridge", dependencies: ["Bridge", "MQTT"]),
-        .executableTarget(name: "aabridge-bench", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "Bridge", "TestSupport"]),
+        .target(name: "JSON"),
+        .target(name: "Storage", dependencies: ["CSQLite", "AccessoryKit", "JSON"]),
+        // The YAML file, its checks and the values the runtime runs from (with the topic map).
+        .target(name: "Configuration", dependencies: ["AccessoryKit", "Telemetry", "JSON", "CYAML"]),
+        // Home Assistant's MQTT discovery payloads: pure values, published by the runtime.
+        .target(name: "HomeAssistant", dependencies: ["AccessoryKit", "Configuration", "JSON"]),
+        // The runtime: MQTT in and out, the engine, storage, discovery.
+        .target(name: "Bridge", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "HomeAssistant"]),
+        .executableTarget(name: "aabridge", dependencies: ["Bridge", "Configuration", "JSON", "MQTT", "Storage"]),
+        .executableTarget(name: "aabridge-bench", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "Bridge"]),
 
-        // Starts a real mosquitto on a free loopback port for the broker tests.
+        // For the tests only: a real mosquitto on a free loopback port, child processes, repository files.
         .target(name: "TestSupport", dependencies: ["MQTT"], path: "Tests/TestSupport"),
         .testTarget(name: "AccessoryKitTests", dependencies: ["AccessoryKit"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "AccessoryKit"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "TestSupport"]),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "TestSupport"]),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON", "TestSupport"]),
+        // Bridge for `Payloads`: the templates are rendered against the state the runtime publishes.
+        .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant", "Configuration", "JSON", "Bridge", "TestSupport"]),
+        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "Configuration", "HomeAssistant", "JSON", "TestSupport"]),
     ]
 )
 

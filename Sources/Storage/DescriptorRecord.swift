@@ -1,5 +1,5 @@
 import AccessoryKit
-import Foundation
+import JSON
 
 /// The stored form of a `DiscoveryDescriptor`: compact JSON in the `descriptor` column.
 ///
@@ -8,7 +8,7 @@ import Foundation
 /// must give back the very descriptor it was discovered with. JSON rather than twelve columns
 /// because nothing queries inside it and new descriptor fields then need no migration
 /// (absent keys decode as unset). Bytes are upper-case hex, UUIDs their dashed 128-bit form.
-struct DescriptorRecord: Codable, Equatable {
+struct DescriptorRecord: Equatable {
     var company: UInt16?
     var service: String?
     var name: String?
@@ -73,19 +73,66 @@ struct DescriptorRecord: Codable, Equatable {
         return descriptor
     }
 
-    /// The JSON text stored in the `descriptor` column.
+    /// The JSON text stored in the `descriptor` column: a compact object of the set fields
+    /// with sorted keys, so equal descriptors are equal rows. Existing databases hold the
+    /// same format (Foundation `JSONEncoder` output with sorted keys); StorageTests checks both.
     static func encode(_ descriptor: DiscoveryDescriptor) -> String {
-        let encoder = JSONEncoder()
-        // Sorted keys make the text stable, so equal descriptors are equal rows.
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding a struct of optionals and strings cannot fail.
-        let data = (try? encoder.encode(DescriptorRecord(descriptor))) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
+        let record = DescriptorRecord(descriptor)
+        let fields: [(String, JSONValue?)] = [
+            ("company", record.company.map { .int(Int($0)) }),
+            ("service", record.service.map(JSONValue.string)),
+            ("name", record.name.map(JSONValue.string)),
+            ("nameCompare", record.nameCompare.map(JSONValue.string)),
+            ("manufacturerBlob", record.manufacturerBlob.map(JSONValue.string)),
+            ("manufacturerMask", record.manufacturerMask.map(JSONValue.string)),
+            ("serviceBlob", record.serviceBlob.map(JSONValue.string)),
+            ("serviceMask", record.serviceMask.map(JSONValue.string)),
+            ("range", record.range.map(JSONValue.string)),
+            ("ssid", record.ssid.map(JSONValue.string)),
+            ("ssidPrefix", record.ssidPrefix.map(JSONValue.string)),
+            ("options", record.options.map { .int(Int($0)) }),
+        ]
+        let pairs = fields.compactMap { key, value in value.map { (key, $0) } }
+        return JSONValue.object(pairs.sorted { $0.0 < $1.0 }).serialized
     }
 
-    /// The descriptor in `text`, or nil when it is not a valid record.
+    /// The descriptor in `text`, or nil when it is not a valid record: not a JSON object, or a
+    /// field of the wrong type or out of range. Absent and null fields are unset; unknown keys
+    /// are ignored (a newer field read by an older bridge).
     static func decode(_ text: String) -> DiscoveryDescriptor? {
-        guard let record = try? JSONDecoder().decode(DescriptorRecord.self, from: Data(text.utf8)) else { return nil }
+        // Stored text was written by this code: no size limit beyond what SQLite returned.
+        let bytes = Array(text.utf8)
+        guard let value = try? JSONParser.parse(bytes, maximumSize: bytes.count), case .object(let pairs) = value else { return nil }
+        var fields: [String: JSONValue] = [:]
+        for (key, value) in pairs where !value.isNull { fields[key] = value }
+        var record = DescriptorRecord(DiscoveryDescriptor())
+        func string(_ key: String) -> String?? {
+            guard let value = fields[key] else { return .some(nil) }
+            return value.stringValue.map { .some($0) }
+        }
+        func integer<T: FixedWidthInteger>(_ key: String, as type: T.Type) -> T?? {
+            guard let value = fields[key] else { return .some(nil) }
+            guard case .int(let number) = value, let exact = T(exactly: number) else { return nil }
+            return .some(exact)
+        }
+        guard let company = integer("company", as: UInt16.self), let service = string("service"), let name = string("name"),
+              let nameCompare = string("nameCompare"), let manufacturerBlob = string("manufacturerBlob"),
+              let manufacturerMask = string("manufacturerMask"), let serviceBlob = string("serviceBlob"),
+              let serviceMask = string("serviceMask"), let range = string("range"), let ssid = string("ssid"),
+              let ssidPrefix = string("ssidPrefix"), let options = integer("options", as: UInt8.self)
+        else { return nil }
+        record.company = company
+        record.service = service
+        record.name = name
+        record.nameCompare = nameCompare
+        record.manufacturerBlob = manufacturerBlob
+        record.manufacturerMask = manufacturerMask
+        record.serviceBlob = serviceBlob
+        record.serviceMask = serviceMask
+        record.range = range
+        record.ssid = ssid
+        record.ssidPrefix = ssidPrefix
+        record.options = options
         return record.descriptor
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
+import JSON
 import MQTT
 import Synchronization
-import TestSupport
 
 /// End-to-end latency of a route change: native telemetry that changes where a source's audio
 /// goes (`{"worn":true,"hardware":"inEarBud"}` / `{"worn":false}` alternately, debounce 0)
@@ -34,7 +34,7 @@ enum E2ELatencyBenchmark {
         try await probe.subscribe("aabridge/accessory/\(targetTopicID)/decision", qos: .atLeastOnce)
         try await probe.subscribe("bench/pong", qos: .atLeastOnce)
         bridge.start()
-        guard await arrivals.wait(timeout: 30, until: { $0.contains { $0.topic == "aabridge/bridge/state" && E2E.object($0.payload)?["state"] as? String == "online" } }) else {
+        guard await arrivals.wait(timeout: 30, until: { $0.contains { $0.topic == "aabridge/bridge/state" && E2E.object($0.payload)?["state"]?.stringValue == "online" } }) else {
             throw E2E.Failure("the bridge did not come online")
         }
 

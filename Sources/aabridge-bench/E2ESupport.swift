@@ -1,16 +1,17 @@
 import AccessoryKit
 import Bridge
+import Configuration
 import Foundation
+import JSON
 import MQTT
 import Storage
 import Synchronization
-import TestSupport
 
 /// Shared pieces of the end-to-end benchmarks (e2e-throughput, e2e-latency, memory): a
 /// prepared database and configuration, the bridge in-process, MQTT probes that time what
 /// arrives, and a paced publisher. Everything talks to 127.0.0.1 only.
 enum E2E {
-    /// A mosquitto on a free loopback port, configured as TestSupport's MosquittoBroker
+    /// A mosquitto on a free loopback port, configured like TestSupport's MosquittoBroker
     /// (anonymous, no persistence, max_queued_messages 100000), optionally with
     /// `set_tcp_nodelay true`: mosquitto's default leaves Nagle on for its client sockets.
     final class Broker: Sendable {
@@ -317,8 +318,8 @@ enum E2E {
     }
 
     /// The JSON object of a payload (bench-side only, never timed).
-    static func object(_ payload: [UInt8]) -> [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: Data(payload))) as? [String: Any]
+    static func object(_ payload: [UInt8]) -> JSONValue? {
+        try? JSONParser.parse(payload)
     }
 
     static func percentile(_ sorted: [Double], _ p: Double) -> Double {

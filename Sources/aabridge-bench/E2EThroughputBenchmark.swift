@@ -1,7 +1,7 @@
 import Foundation
+import JSON
 import MQTT
 import Synchronization
-import TestSupport
 
 /// End-to-end throughput: a real mosquitto on loopback, P OpenMQTTGateway publishers
 /// (`home/<gw>/BTtoMQTT/<MAC>`, raw `id`/`rssi`/`manufacturerdata`) for 1,000 and 10,000
@@ -84,7 +84,7 @@ enum E2EThroughputBenchmark {
         try await probe.subscribe("aabridge/bridge/state", qos: .atLeastOnce)
         try await probe.subscribe("aabridge/bridge/response/health", qos: .atLeastOnce)
         bridge.start()
-        guard await responses.wait(timeout: 30, until: { $0.contains { $0.topic == "aabridge/bridge/state" && E2E.object($0.payload)?["state"] as? String == "online" } }) else {
+        guard await responses.wait(timeout: 30, until: { $0.contains { $0.topic == "aabridge/bridge/state" && E2E.object($0.payload)?["state"]?.stringValue == "online" } }) else {
             throw E2E.Failure("the bridge did not come online")
         }
 
@@ -105,18 +105,18 @@ enum E2EThroughputBenchmark {
         let responseTopic = "aabridge/bridge/response/health"
         var transaction = 0
         /// Asks the bridge for its health and returns it (after everything published before).
-        func health() async throws -> [String: Any] {
+        func health() async throws -> JSONValue {
             transaction += 1
             let before = responses.snapshot().filter { $0.topic == responseTopic }.count
             try await probe.publishAcknowledged(topic: "aabridge/bridge/request/health", string: #"{"transaction":\#(transaction)}"#, qos: .atLeastOnce)
-            var found: [String: Any]?
+            var found: JSONValue?
             let tx = transaction
             _ = await responses.wait(timeout: 60) { arrivals in
                 let list = arrivals.filter { $0.topic == responseTopic }
                 guard list.count > before else { return false }
                 for arrival in list[before...] {
-                    if let object = E2E.object(arrival.payload), object["transaction"] as? Int == tx {
-                        found = object["data"] as? [String: Any]
+                    if let object = E2E.object(arrival.payload), object["transaction"]?.intValue == tx {
+                        found = object["data"]
                         return true
                     }
                 }
@@ -152,8 +152,8 @@ enum E2EThroughputBenchmark {
         func measureBridge(count: Int, qos: MQTTQoS, rate: Double?) async throws -> RunResult {
             let before = try await health()
             let cpu0 = E2E.processCPUSeconds()
-            let messagesIn0 = before["messages_in"] as? Int ?? 0
-            let rejected0 = before["telemetry_rejected"] as? Int ?? 0
+            let messagesIn0 = before["messages_in"]?.intValue ?? 0
+            let rejected0 = before["telemetry_rejected"]?.intValue ?? 0
             let start = E2E.nanoseconds()
             let responsesBefore = responses.snapshot().filter { $0.topic == responseTopic }.count
             transaction += 1
@@ -173,8 +173,8 @@ enum E2EThroughputBenchmark {
             // Backlog drops are counted on the next tick (every 50 ms).
             try await Task.sleep(for: .milliseconds(150))
             let after = try await health()
-            let received = (after["messages_in"] as? Int ?? 0) - messagesIn0 - 1 // minus the final health request
-            let rejected = (after["telemetry_rejected"] as? Int ?? 0) - rejected0
+            let received = (after["messages_in"]?.intValue ?? 0) - messagesIn0 - 1 // minus the final health request
+            let rejected = (after["telemetry_rejected"]?.intValue ?? 0) - rejected0
             let sent = (count / publishers) * publishers
             let lost = max(0, sent + publishers - received) + rejected
             return RunResult(messages: sent, seconds: Double(end - start) / 1e9, publishSeconds: publishSeconds, lost: lost, completed: completed,

@@ -1,6 +1,6 @@
 import Foundation
+import JSON
 import MQTT
-import TestSupport
 
 /// Resident memory of the real daemon (`.build/release/aabridge run`) with 0, 1,000, 10,000 and
 /// 100,000 registered accessories: per point a fresh broker and a prepared database; VmRSS is
@@ -60,7 +60,7 @@ enum MemoryBenchmark {
         var online: UInt64?
         _ = await arrivals.wait(timeout: 120, pollMicroseconds: 200) { list in
             for arrival in list where arrival.topic == "aabridge/bridge/state" {
-                if E2E.object(arrival.payload)?["state"] as? String == "online" {
+                if E2E.object(arrival.payload)?["state"]?.stringValue == "online" {
                     online = arrival.at
                     return true
                 }

@@ -1,5 +1,7 @@
 import Bridge
+import Configuration
 import Foundation
+import JSON
 import MQTT
 
 /// `aabridge healthcheck [--config PATH]`: exit 0 only when the broker is reachable, the

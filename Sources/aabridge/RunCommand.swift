@@ -1,4 +1,5 @@
 import Bridge
+import Configuration
 import Foundation
 import Storage
 

@@ -1,5 +1,7 @@
 import Bridge
+import Configuration
 import Foundation
+import JSON
 import MQTT
 
 /// `aabridge simulate --config PATH --scenario FILE`: publishes a recorded scenario of

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-@testable import Bridge
+import JSON
 import MQTT
 import Storage
+import Testing
 import TestSupport
+@testable import Bridge
 
 /// The real `aabridge` executable as a child process: `validate`, and `run` killed with SIGKILL.
 @Suite("aabridge executable")
@@ -11,7 +12,7 @@ struct ExecutableTests {
     /// `.build/debug/aabridge`, built by `swift build --build-tests`.
     static var executable: String {
         get throws {
-            let path = ConfigurationTestSupport.repositoryFile(".build/debug/aabridge")
+            let path = Repository.file(".build/debug/aabridge")
             guard FileManager.default.isExecutableFile(atPath: path) else {
                 throw BrokerError("\(path) is missing: run `swift build --build-tests` first")
             }
@@ -32,10 +33,10 @@ struct ExecutableTests {
     }
 
     static let badConfigurations: [BadConfiguration] = [
-        BadConfiguration(yaml: ConfigurationTestSupport.validBase.replacingOccurrences(
+        BadConfiguration(yaml: SampleConfiguration.validBase.replacingOccurrences(
             of: #"bluetooth_manufacturer_data_mask: "ffff""#, with: #"bluetooth_manufacturer_data_mask: "ffffff""#),
             paths: ["products[0].descriptor.bluetooth_manufacturer_data_mask"], description: "mask length"),
-        BadConfiguration(yaml: ConfigurationTestSupport.validBase + """
+        BadConfiguration(yaml: SampleConfiguration.validBase + """
             mqtt:
               keepalive: soon
             switching:

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Bridge
+import JSON
 import MQTT
+import Testing
 import TestSupport
+@testable import Bridge
 
 /// Home Assistant discovery as the running bridge publishes it on a real broker.
 @Suite("Home Assistant discovery over MQTT")

@@ -1,4 +1,6 @@
+import Configuration
 import Foundation
+import JSON
 import Testing
 @testable import Bridge
 import MQTT
@@ -16,7 +18,8 @@ struct InMemoryFlowTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = directory.appendingPathComponent("aabridge.sqlite3").path
-        let configuration = try ConfigurationTestSupport.load(BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database))
+        let configuration = try ConfigurationLoader.load(
+            yaml: BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database), environment: [:], hostname: "testhost").get()
         let connection = InMemoryConnection()
         let runtime = try BridgeRuntime(configuration: configuration, store: try AccessoryStore(path: database),
                                         connection: connection)

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Bridge
+import JSON
 import MQTT
+import Testing
 import TestSupport
+@testable import Bridge
 
 /// Bad requests and bad telemetry: answered or counted, never fatal, never a state change.
 @Suite("Malformed input over MQTT")

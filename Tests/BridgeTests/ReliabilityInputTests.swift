@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Bridge
+import JSON
 import MQTT
+import Testing
 import TestSupport
+@testable import Bridge
 
 /// Hostile input against the in-process runtime: oversize payloads, deep nesting, invalid
 /// UTF-8, names that look like topic levels, and floods of invented addresses. Each is

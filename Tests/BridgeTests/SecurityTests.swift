@@ -1,9 +1,10 @@
+import Configuration
 import Foundation
-import Testing
-@testable import Bridge
 import MQTT
 import Storage
+import Testing
 import TestSupport
+@testable import Bridge
 
 /// The bridge against a mosquitto with a TLS listener, a password file and ACLs: server
 /// verification on by default, client certificates, the password from a file or from the
@@ -89,7 +90,7 @@ struct SecurityTests {
               password_file: \(setup.passwordFile)
             """)
         #expect(!"\(configuration)".contains(setup.secret))
-        #expect(!configuration.summaryJSON.contains(setup.secret))
+        #expect(!configuration.summary.serialized.contains(setup.secret))
         try await Self.endToEnd(setup, configuration)
     }
 

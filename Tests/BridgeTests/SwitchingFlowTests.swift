@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Bridge
+import JSON
 import MQTT
+import Testing
 import TestSupport
+@testable import Bridge
 
 /// Switching decisions and source routes from telemetry, end to end.
 @Suite("Switching over MQTT")

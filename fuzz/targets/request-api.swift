@@ -4,6 +4,8 @@
 //   - JSONParser.parse never crashes; what it accepts serializes and parses back equal;
 //   - RequestDecoder.decode never crashes; a refusal is `invalidRequest` with a message;
 //   - the response payload (what the bridge publishes) is valid JSON that parses back.
+import JSON
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let buffer = UnsafeRawBufferPointer(start: data, count: size)

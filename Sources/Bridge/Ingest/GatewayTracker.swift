@@ -1,4 +1,5 @@
 import AccessoryKit
+import JSON
 
 /// The gateways seen on MQTT (`bridge/gateways`): name from the topic, format from the
 /// configuration entry that matched, state from LWT/status messages. Bounded, so a flood of

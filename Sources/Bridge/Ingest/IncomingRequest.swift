@@ -1,3 +1,5 @@
+import JSON
+
 /// A `bridge/request/<name>` message, parsed and decoded by ``Ingest``: what ``RuntimeCore``
 /// carries out, or the error it is answered with.
 struct IncomingRequest: Sendable {

@@ -1,4 +1,7 @@
 import AccessoryKit
+import Configuration
+import HomeAssistant
+import JSON
 import MQTT
 import Telemetry
 
@@ -44,7 +47,7 @@ struct Ingest {
         })
         decoders = Dictionary(configuration.products.map { ($0.name, $0.placementDecoder) }, uniquingKeysWith: { first, _ in first })
         hardware = Dictionary(configuration.products.map { ($0.name, $0.product.hardware) }, uniquingKeysWith: { first, _ in first })
-        homeAssistant = configuration.homeAssistant.enabled ? HomeAssistantDiscovery(configuration: configuration) : nil
+        homeAssistant = configuration.homeAssistant.enabled ? HomeAssistantDiscovery(configuration: configuration, version: BridgeModule.version) : nil
     }
 
     /// Learns the accessories the engine knows (at activation).

@@ -1,5 +1,6 @@
-import Foundation
 import AccessoryKit
+import Foundation
+import JSON
 
 /// Turns `bridge/request/<name>` payloads into engine requests. A payload that is not a JSON
 /// object, lacks a required key or has one of the wrong type is refused here with

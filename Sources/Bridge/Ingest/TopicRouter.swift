@@ -1,3 +1,4 @@
+import Configuration
 import Telemetry
 
 /// Classifies each incoming topic once into an ``IngestRoute``. Sendable and immutable, so

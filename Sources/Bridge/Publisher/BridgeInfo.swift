@@ -1,4 +1,6 @@
 import AccessoryKit
+import Configuration
+import JSON
 
 /// `bridge/info`: what the bridge is and runs with. The configuration part (redacted) is
 /// built once; the counts come from the engine each time.
@@ -12,7 +14,7 @@ struct BridgeInfo {
         self.baseTopic = baseTopic
         products = configuration.products.map(\.name)
         gatewayCount = configuration.gateways.count
-        summary = (try? JSONParser.parse(configuration.summaryJSON)) ?? .object([])
+        summary = configuration.summary
     }
 
     func payload(engine: BridgeEngine, registered: Int) -> JSONValue {

@@ -1,4 +1,5 @@
 import AccessoryKit
+import JSON
 
 /// Builds the JSON payloads of mqtt-api.md from the engine's values. Key names and order
 /// follow the contract exactly; addresses are written `A1:B2:C3:D4:E5:F6`.

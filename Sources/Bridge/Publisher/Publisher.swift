@@ -1,4 +1,7 @@
 import AccessoryKit
+import Configuration
+import HomeAssistant
+import JSON
 import MQTT
 
 /// The third stage: turns engine outputs into the MQTT messages of mqtt-api.md.
@@ -47,7 +50,7 @@ final class Publisher {
         payloads = Payloads(sourceNames: Dictionary(
             configuration.sources.map { ($0.address, $0.name) }, uniquingKeysWith: { first, _ in first }))
         homeAssistant = configuration.homeAssistant.enabled
-            ? HomeAssistantDiscoveryTracker(discovery: HomeAssistantDiscovery(configuration: configuration)) : nil
+            ? HomeAssistantDiscoveryTracker(discovery: HomeAssistantDiscovery(configuration: configuration, version: BridgeModule.version)) : nil
         info = BridgeInfo(configuration: configuration, baseTopic: topics.base)
     }
 

@@ -1,5 +1,6 @@
 import AccessoryKit
 import Foundation
+import JSON
 
 /// Log lines on stderr, as text or JSON lines, filtered by level. Warnings and errors are
 /// also handed to `forward` (the runtime publishes them on `bridge/log`). Callers never pass

@@ -1,5 +1,7 @@
 import AccessoryKit
+import Configuration
 import Foundation
+import JSON
 import MQTT
 import Storage
 import Telemetry

@@ -1,3 +1,4 @@
+import Configuration
 import MQTT
 
 /// The runtime's entrance: every incoming MQTT message is classified once (``TopicRouter``)

@@ -1,4 +1,6 @@
+import Configuration
 import Foundation
+import JSON
 import Synchronization
 import Testing
 @testable import Bridge

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Bridge
+@testable import Configuration
 
 /// `AABRIDGE_<SECTION>_<KEY>` overrides, `password_file`, and the secrets policy.
 @Suite struct ConfigurationEnvironmentTests {
@@ -104,7 +104,7 @@ import Testing
             dump(configuration, to: &dumped)
             texts += [
                 String(describing: configuration), String(reflecting: configuration), "\(configuration.mqtt)",
-                String(reflecting: configuration.mqtt), dumped, configuration.summaryJSON,
+                String(reflecting: configuration.mqtt), dumped, configuration.summary.serialized,
                 ConfigurationLoader.validate(path: path, environment: environment).report,
             ]
         }
@@ -112,7 +112,7 @@ import Testing
             accessories:
               - {id: "A1:B2:C3:D4:E5:F6", name: a, product: AirPods Pro, irk: "\(irk)"}
             """)
-        texts += [String(describing: withIRK), String(reflecting: withIRK), withIRK.summaryJSON]
+        texts += [String(describing: withIRK), String(reflecting: withIRK), withIRK.summary.serialized]
 
         // Broken files around the secret: wrong types, both sources, credentials in the URL, bad irk.
         let broken: [(String, [String: String])] = [

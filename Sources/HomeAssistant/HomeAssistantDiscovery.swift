@@ -1,4 +1,6 @@
 import AccessoryKit
+import Configuration
+import JSON
 
 /// Home Assistant's device-based MQTT discovery for aabridge (mqtt-api.md, "Home Assistant").
 ///
@@ -30,7 +32,7 @@ public struct HomeAssistantDiscovery: Sendable {
     /// Creates discovery from its parts.
     public init(
         discoveryPrefix: String = "homeassistant", statusTopic: String = "homeassistant/status", baseTopic: String,
-        products: [Product] = [], supportURL: String? = nil, version: String = BridgeModule.version
+        products: [Product] = [], supportURL: String? = nil, version: String
     ) {
         self.discoveryPrefix = discoveryPrefix
         self.statusTopic = statusTopic
@@ -42,11 +44,11 @@ public struct HomeAssistantDiscovery: Sendable {
     }
 
     /// Creates discovery from the loaded configuration (`homeassistant:`, `mqtt.base_topic`, `products:`).
-    public init(configuration: BridgeConfiguration) {
+    public init(configuration: BridgeConfiguration, version: String) {
         self.init(
             discoveryPrefix: configuration.homeAssistant.discoveryPrefix,
             statusTopic: configuration.homeAssistant.statusTopic, baseTopic: configuration.mqtt.baseTopic,
-            products: configuration.products.map(\.product))
+            products: configuration.products.map(\.product), version: version)
     }
 
     // MARK: - Ids

@@ -1,8 +1,10 @@
 import AccessoryKit
+import Bridge
 import Foundation
+import JSON
 import Testing
 import TestSupport
-@testable import Bridge
+@testable import HomeAssistant
 
 private typealias F = HomeAssistantFixtures
 

@@ -1,3 +1,4 @@
+import JSON
 extension HomeAssistantDiscovery {
     /// The bridge's device: its connection state, a button that shows the picker, the
     /// picker's state and the setup session.

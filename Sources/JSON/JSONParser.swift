@@ -14,8 +14,9 @@ public struct JSONParser {
     private let bytes: [UInt8]
     private var index = 0
 
-    /// Parses one JSON value that must fill the whole input (whitespace aside).
-    public static func parse(_ bytes: [UInt8]) throws(Error) -> JSONValue {
+    /// Parses one JSON value that must fill the whole input (whitespace aside), at most
+    /// `maximumSize` bytes (a trusted caller, such as stored data, may allow more).
+    public static func parse(_ bytes: [UInt8], maximumSize: Int = maximumSize) throws(Error) -> JSONValue {
         guard bytes.count <= maximumSize else {
             throw Error(offset: 0, reason: "payload is \(bytes.count) bytes, more than \(maximumSize)")
         }
@@ -69,6 +70,10 @@ public struct JSONParser {
             index += 1
             return .object(pairs)
         }
+        // Where each key is in `pairs`: finding a repeated key is one lookup, not a scan of
+        // the object so far, so a hostile object of n keys costs n lookups, not n² comparisons.
+        var positions: [String: Int] = [:]
+        var superseded: [Int] = []
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw error("expected a key string") }
@@ -78,13 +83,19 @@ public struct JSONParser {
             index += 1
             skipWhitespace()
             let value = try parseValue(depth: depth + 1)
-            // A repeated key: the last one wins, as in most parsers, without keeping both.
-            pairs.removeAll { $0.0 == key }
+            // A repeated key: the last one wins, as in most parsers, without keeping both; it
+            // takes the later position, and the earlier pair is dropped when the object ends.
+            if let earlier = positions.updateValue(pairs.count, forKey: key) { superseded.append(earlier) }
             pairs.append((key, value))
             skipWhitespace()
             guard index < bytes.count else { throw error("unexpected end of input in object") }
             if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(pairs) }
+            if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                guard !superseded.isEmpty else { return .object(pairs) }
+                let dropped = Set(superseded)
+                return .object(pairs.indices.filter { !dropped.contains($0) }.map { pairs[$0] })
+            }
             throw error("expected ',' or '}' in object")
         }
     }

@@ -1,8 +1,9 @@
 import AccessoryKit
 import Foundation
+import JSON
 import Telemetry
 import Testing
-@testable import Bridge
+@testable import Configuration
 
 /// Defaults, the shipped files, and reading each section into values.
 @Suite struct ConfigurationLoaderTests {
@@ -193,10 +194,22 @@ import Testing
             Issue.record("shipped config failed")
             return
         }
-        let json = configuration.summaryJSON
+        let json = configuration.summary.serialized
         #expect(json.contains("\"base_topic\":\"aabridge\""))
         #expect(json.contains("\"products\":[{"))
         #expect(json.contains("\"company_identifiers\":[\"0x004C\"]"))
-        #expect(JSONSerialization.isValidJSONObject(configuration.summary))
+        #expect(try JSONParser.parse(json) == configuration.summary, "round trip")
+    }
+
+    /// bridge/info's `config` text, byte for byte: keys sorted at every level, nulls kept.
+    @Test func summaryText() throws {
+        let path = ConfigurationTestSupport.repositoryFile("config/examples/minimal.yaml")
+        guard case let .success(configuration) = ConfigurationLoader.load(
+            path: path, environment: ["AABRIDGE_MQTT_PASSWORD": "x"], hostname: "h")
+        else {
+            Issue.record("minimal example failed")
+            return
+        }
+        #expect(configuration.summary.serialized == #"{"accessories":[],"gateways":[{"format":"openmqttgateway","name":"omg","status_topic":"home/+/LWT","topic":"home/+/BTtoMQTT/#"}],"health":{"interval_s":60},"homeassistant":{"discovery_prefix":"homeassistant","enabled":true,"status_topic":"homeassistant/status"},"log":{"format":"text","level":"info"},"mqtt":{"base_topic":"aabridge","ca":null,"cert":null,"client_id":"aabridge-h","keepalive":60,"key":null,"password_file":null,"password_set":true,"reconnect":{"max_s":30,"min_s":1},"server":"mqtt://localhost:1883","user":null,"version":5},"products":[{"auto_register":false,"capabilities":["audioSwitching","placement"],"hardware":"inEarBud","name":"AirPods Pro","placement_decoder":"apple_proximity"}],"setup":{"bluetooth":{"company_identifiers":["0x004C"],"names":[],"services":[]},"supports":["bluetooth"]},"sources":[],"storage":{"path":"data/aabridge.sqlite3"},"switching":{"availability_timeout_s":120,"immediate_rssi":-50,"placement_debounce_ms":500}}"#)
     }
 }

@@ -1,4 +1,5 @@
 import AccessoryKit
+import JSON
 
 /// Remembers what discovery was published per accessory, so the runtime can hand it every
 /// status change and publish only the ones that change the discovery payload.

@@ -1,11 +1,12 @@
 import AccessoryKit
+import Configuration
 import Foundation
-import Synchronization
-import Testing
-@testable import Bridge
 import MQTT
 import Storage
+import Synchronization
+import Testing
 import TestSupport
+@testable import Bridge
 
 /// A wall clock whose time can jump (NTP corrections, an RTC-less box setting its clock after
 /// boot), injected into ``BridgeRuntime`` through its `clock:` parameter.

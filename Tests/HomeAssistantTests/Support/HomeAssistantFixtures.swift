@@ -1,5 +1,7 @@
 import AccessoryKit
-@testable import Bridge
+import Bridge
+import JSON
+@testable import HomeAssistant
 
 /// Products, accessories and statuses for the Home Assistant discovery tests.
 enum HomeAssistantFixtures {
@@ -15,7 +17,7 @@ enum HomeAssistantFixtures {
         name: "Basic", hardware: .onEarHeadphone, capabilities: [.audioSwitching],
         descriptor: DiscoveryDescriptor(bluetoothCompanyIdentifier: 0x0A12))
 
-    static let discovery = HomeAssistantDiscovery(baseTopic: "aabridge", products: [buds, studio, basic])
+    static let discovery = HomeAssistantDiscovery(baseTopic: "aabridge", products: [buds, studio, basic], version: BridgeModule.version)
 
     static let budsID = BluetoothAddress("A1:B2:C3:D4:E5:F6")!
     static let studioID = BluetoothAddress("A1:B2:C3:D4:E5:07")!

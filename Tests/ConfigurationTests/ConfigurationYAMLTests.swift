@@ -1,6 +1,6 @@
-import Testing
 import Foundation
-@testable import Bridge
+import Testing
+@testable import Configuration
 
 /// The YAML layer over libyaml: styles, nulls, positions, limits.
 @Suite struct ConfigurationYAMLTests {

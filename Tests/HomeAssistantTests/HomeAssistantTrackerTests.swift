@@ -1,6 +1,6 @@
 import AccessoryKit
 import Testing
-@testable import Bridge
+@testable import HomeAssistant
 
 private typealias F = HomeAssistantFixtures
 

@@ -1,5 +1,5 @@
 import Testing
-@testable import Bridge
+@testable import Configuration
 
 /// Every error class with its exact key path, and all errors at once.
 @Suite struct ConfigurationErrorTests {

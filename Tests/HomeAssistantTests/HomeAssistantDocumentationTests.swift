@@ -1,7 +1,10 @@
 import AccessoryKit
+import Bridge
+import Configuration
 import Foundation
 import Testing
-@testable import Bridge
+import TestSupport
+@testable import HomeAssistant
 
 private typealias F = HomeAssistantFixtures
 
@@ -11,7 +14,7 @@ private typealias F = HomeAssistantFixtures
     let text: String
 
     init() throws {
-        text = try String(contentsOfFile: ConfigurationTestSupport.repositoryFile("docs/home-assistant.md"), encoding: .utf8)
+        text = try String(contentsOfFile: Repository.file("docs/home-assistant.md"), encoding: .utf8)
     }
 
     /// The ```yaml blocks, in order.
@@ -39,7 +42,7 @@ private typealias F = HomeAssistantFixtures
         let devices = [
             F.discovery.accessoryDevice(F.fullStatus, batteryParts: Set(HomeAssistantBatteryPart.allCases)).payload,
             F.discovery.bridgeDevice().payload,
-            HomeAssistantDiscovery(baseTopic: "upstairs").bridgeDevice().payload,
+            HomeAssistantDiscovery(baseTopic: "upstairs", version: BridgeModule.version).bridgeDevice().payload,
         ]
         var ids: Set<String> = []
         for device in devices {

@@ -1,11 +1,13 @@
 import AccessoryKit
+import Configuration
 import Foundation
-import Synchronization
-import Testing
-@testable import Bridge
+import JSON
 import MQTT
 import Storage
+import Synchronization
+import Testing
 import TestSupport
+@testable import Bridge
 
 /// Addresses and names shared by the end-to-end tests (they match ``BridgeHarness/yaml``).
 enum Fixture {
@@ -30,7 +32,7 @@ enum Fixture {
 
     /// The line of the fixtures file whose topic is `topic`.
     static func gatewayPayload(topic: String) throws -> String {
-        let url = ConfigurationTestSupport.repositoryRoot.appendingPathComponent("Tests/Fixtures/gateway-payloads.jsonl")
+        let url = Repository.root.appendingPathComponent("Tests/Fixtures/gateway-payloads.jsonl")
         for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n") {
             let value = try JSONParser.parse(String(line))
             if value["topic"]?.stringValue == topic, let payload = value["payload"]?.stringValue { return payload }
@@ -135,7 +137,7 @@ final class BridgeHarness {
         yaml = Self.yaml(server: self.broker.url, database: self.directory.appendingPathComponent("aabridge.sqlite3").path,
                          mqttExtra: mqttExtra, debounce: debounceMilliseconds, availability: availabilityTimeoutSeconds,
                          health: healthIntervalSeconds, homeAssistant: homeAssistant, headphonesIRK: headphonesIRK)
-        configuration = try ConfigurationTestSupport.load(yaml)
+        configuration = try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()
         runner = RuntimeRunner(configuration: configuration,
                                databasePath: self.directory.appendingPathComponent("aabridge.sqlite3").path)
     }

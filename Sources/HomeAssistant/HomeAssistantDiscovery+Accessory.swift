@@ -1,4 +1,5 @@
 import AccessoryKit
+import JSON
 
 extension HomeAssistantDiscovery {
     /// An accessory's device with its components.

@@ -1,6 +1,7 @@
 import AccessoryKit
+import JSON
 import Testing
-@testable import Bridge
+@testable import HomeAssistant
 
 private typealias F = HomeAssistantFixtures
 

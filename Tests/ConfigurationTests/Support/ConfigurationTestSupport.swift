@@ -1,17 +1,12 @@
 import Foundation
 import Testing
-@testable import Bridge
+import TestSupport
+@testable import Configuration
 
 /// Helpers shared by the configuration tests: real YAML through libyaml, no mocks.
 enum ConfigurationTestSupport {
-    /// The repository root, found from this file's path.
-    static let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
     /// A file under the repository root.
-    static func repositoryFile(_ relative: String) -> String {
-        repositoryRoot.appendingPathComponent(relative).path
-    }
+    static func repositoryFile(_ relative: String) -> String { Repository.file(relative) }
 
     /// The issues for a YAML text, or [] when it loads.
     static func issues(_ yaml: String, environment: [String: String] = [:]) -> [ConfigurationIssue] {
@@ -42,23 +37,7 @@ enum ConfigurationTestSupport {
     }
 
     /// A valid setup plus one valid product, for tests that break one thing.
-    static let validBase = """
-        setup:
-          supports: [bluetooth]
-          bluetooth:
-            company_identifiers: [0x004C]
-            services: ["FE2C"]
-            names: ["Acme"]
-        products:
-          - name: AirPods Pro
-            hardware: inEarBud
-            placement_decoder: apple_proximity
-            descriptor:
-              bluetooth_company_identifier: 0x004C
-              bluetooth_manufacturer_data_blob: "0719"
-              bluetooth_manufacturer_data_mask: "ffff"
-
-        """
+    static let validBase = SampleConfiguration.validBase
 
     /// Removes a file made by `temporaryFile` and its directory.
     static func remove(_ path: String) {

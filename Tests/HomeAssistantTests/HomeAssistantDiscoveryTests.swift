@@ -1,6 +1,9 @@
 import AccessoryKit
+import Bridge
+import Configuration
+import JSON
 import Testing
-@testable import Bridge
+@testable import HomeAssistant
 
 private typealias F = HomeAssistantFixtures
 
@@ -18,7 +21,7 @@ private typealias F = HomeAssistantFixtures
         #expect(F.discovery.accessoryDevice(F.fullStatus).topic == "homeassistant/device/aabridge_A1B2C3D4E5F6/config")
         #expect(F.discovery.bridgeDevice().topic == "homeassistant/device/aabridge_bridge_aabridge/config")
         #expect(F.discovery.removal(of: F.budsID) == F.discovery.accessoryDevice(F.fullStatus).topic)
-        let nested = HomeAssistantDiscovery(discoveryPrefix: "ha/discovery", baseTopic: "home/aa.bridge 1")
+        let nested = HomeAssistantDiscovery(discoveryPrefix: "ha/discovery", baseTopic: "home/aa.bridge 1", version: BridgeModule.version)
         #expect(nested.bridgeObjectID == "aabridge_bridge_home_aa_bridge_1")
         #expect(nested.bridgeDevice().topic == "ha/discovery/device/aabridge_bridge_home_aa_bridge_1/config")
         #expect(rules(nested).validate([nested.bridgeDevice()]).isEmpty)
@@ -128,7 +131,7 @@ private typealias F = HomeAssistantFixtures
 
     @Test func uniqueIDsAreStableAcrossInstances() {
         // A restart builds a new value from the same configuration.
-        let restarted = HomeAssistantDiscovery(baseTopic: "aabridge", products: [F.basic, F.buds, F.studio])
+        let restarted = HomeAssistantDiscovery(baseTopic: "aabridge", products: [F.basic, F.buds, F.studio], version: BridgeModule.version)
         for status in F.allStatuses {
             #expect(F.uniqueIDs(restarted.accessoryDevice(status).payload) == F.uniqueIDs(F.discovery.accessoryDevice(status).payload))
         }
@@ -179,7 +182,7 @@ private typealias F = HomeAssistantFixtures
         // The request the button sends is one the bridge accepts: a JSON object.
         let press = try JSONParser.parse(try #require(button["payload_press"]?.stringValue))
         #expect(press == .object([]))
-        let other = HomeAssistantDiscovery(baseTopic: "upstairs").bridgeDevice().payload
+        let other = HomeAssistantDiscovery(baseTopic: "upstairs", version: BridgeModule.version).bridgeDevice().payload
         #expect(other["device"]?["name"] == "aabridge upstairs")
     }
 
@@ -247,7 +250,7 @@ private typealias F = HomeAssistantFixtures
         configuration.mqtt.baseTopic = "aa"
         configuration.homeAssistant = HomeAssistantConfiguration(discoveryPrefix: "hass", statusTopic: "hass/status")
         configuration.products = [ProductConfiguration(product: F.buds)]
-        let discovery = HomeAssistantDiscovery(configuration: configuration)
+        let discovery = HomeAssistantDiscovery(configuration: configuration, version: BridgeModule.version)
         #expect(discovery.statusTopic == "hass/status")
         let (topic, payload) = discovery.accessoryDevice(F.fullStatus)
         #expect(topic == "hass/device/aabridge_A1B2C3D4E5F6/config")

@@ -1,9 +1,10 @@
 import AccessoryKit
+import Configuration
 import Foundation
-@testable import Bridge
 import MQTT
 import Storage
 import TestSupport
+@testable import Bridge
 
 /// Runs one ``BridgeRuntime`` in the test process on a configuration and a database: the
 /// part that ``BridgeHarness`` (its own configuration, the wall clock) and ``ClockedBridge``

@@ -1,4 +1,5 @@
-@testable import Bridge
+import JSON
+@testable import HomeAssistant
 
 /// Home Assistant's documented rules for device-based MQTT discovery, as a checker for the
 /// payloads aabridge publishes (test target only: the product never validates itself).

@@ -1,0 +1,83 @@
+import AccessoryKit
+import JSON
+
+extension BridgeConfiguration {
+    /// The configuration for `bridge/info`'s `config` object, without any secret: the
+    /// password shows only as whether one is set, irks only as whether one is set.
+    /// Keys are sorted at every level, so the published text is stable.
+    public var summary: JSONValue {
+        let mqtt = Self.object([
+            ("server", .string(self.mqtt.server)),
+            ("base_topic", .string(self.mqtt.baseTopic)),
+            ("client_id", .string(self.mqtt.clientID)),
+            ("user", .string(self.mqtt.user)),
+            ("password_set", .bool(self.mqtt.password != nil)),
+            ("keepalive", .int(self.mqtt.keepalive)),
+            ("version", .int(self.mqtt.version.rawValue)),
+            ("reconnect", Self.object([
+                ("min_s", .int(self.mqtt.reconnect.minimumSeconds)), ("max_s", .int(self.mqtt.reconnect.maximumSeconds)),
+            ])),
+            // File paths are not secrets; their contents are never read into the summary.
+            ("password_file", .string(self.mqtt.passwordFile)),
+            ("ca", .string(self.mqtt.ca)),
+            ("cert", .string(self.mqtt.cert)),
+            ("key", .string(self.mqtt.key)),
+        ])
+        return Self.object([
+            ("mqtt", mqtt),
+            ("homeassistant", Self.object([
+                ("enabled", .bool(homeAssistant.enabled)), ("discovery_prefix", .string(homeAssistant.discoveryPrefix)),
+                ("status_topic", .string(homeAssistant.statusTopic)),
+            ])),
+            ("storage", Self.object([("path", .string(storage.path))])),
+            ("health", Self.object([("interval_s", .int(health.intervalSeconds))])),
+            ("log", Self.object([("level", .string(log.level.rawValue)), ("format", .string(log.format.rawValue))])),
+            ("setup", Self.object([
+                ("supports", Self.strings(setup.supports.map(\.rawValue).sorted())),
+                ("bluetooth", Self.object([
+                    ("company_identifiers", Self.strings(setup.bluetoothCompanyIdentifiers.sorted().map(Self.hex16))),
+                    ("services", Self.strings(setup.bluetoothServices.map(\.description).sorted())),
+                    ("names", Self.strings(setup.bluetoothNames.sorted())),
+                ])),
+            ])),
+            ("products", .array(products.map { entry in
+                Self.object([
+                    ("name", .string(entry.name)), ("hardware", .string(entry.product.hardware.rawValue)),
+                    ("capabilities", Self.strings(entry.product.capabilities.names)),
+                    ("auto_register", .bool(entry.product.autoRegister)),
+                    ("placement_decoder", .string(entry.placementDecoder.name)),
+                ])
+            })),
+            ("gateways", .array(gateways.map { gateway in
+                Self.object([
+                    ("name", .string(gateway.name)), ("format", .string(gateway.format.rawValue)), ("topic", .string(gateway.topic)),
+                    ("status_topic", .string(gateway.statusTopic)),
+                ])
+            })),
+            ("accessories", .array(accessories.map { entry in
+                Self.object([
+                    ("id", .string(entry.migration.id.description)), ("name", .string(entry.migration.name)),
+                    ("product", .string(entry.migration.product)), ("irk_set", .bool(entry.irk != nil)),
+                ])
+            })),
+            ("sources", .array(sources.map { Self.object([("address", .string($0.address.description)), ("name", .string($0.name))]) })),
+            ("switching", Self.object([
+                ("placement_debounce_ms", .int(Int(switching.placementDebounceMilliseconds))),
+                ("availability_timeout_s", .int(Int(switching.availabilityTimeoutSeconds))),
+                ("immediate_rssi", .int(switching.immediateRSSI)),
+            ])),
+        ])
+    }
+
+    /// An object with its keys sorted.
+    private static func object(_ pairs: [(String, JSONValue)]) -> JSONValue {
+        .object(pairs.sorted { $0.0 < $1.0 })
+    }
+
+    private static func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }
+
+    private static func hex16(_ value: UInt16) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return "0x" + String(repeating: "0", count: 4 - digits.count) + digits
+    }
+}
