@@ -18,7 +18,8 @@ public enum AccessoryReportParser {
             guard payload.count <= TelemetryLimits.maximumPayloadSize else {
                 throw TelemetryRejection(.payloadTooLarge, "payload of \(payload.count) bytes exceeds \(TelemetryLimits.maximumPayloadSize)")
             }
-            return .success(try parseReport(payload, accessory: accessory, gateway: gateway))
+            var registers = false
+            return .success(try parseReport(payload, accessory: accessory, gateway: gateway, registers: &registers))
         } catch {
             var rejection = error
             rejection.accessory = accessory
@@ -32,13 +33,43 @@ public enum AccessoryReportParser {
         payload.withUnsafeBytes { parse($0, accessory: accessory, gateway: gateway) }
     }
 
+    /// What an `accessory/<ID>/set` payload asks for.
+    public enum Update: Hashable, Sendable {
+        case report(AccessoryReport)
+        /// The payload carries `capabilities`: a registration, which is the container role's
+        /// business (`bridge/request/accessory/register`) and refused through `/set`.
+        case register
+    }
+
+    /// Parses an `accessory/<ID>/set` payload in one pass: a report, or a registration attempt.
+    public static func parseUpdate(_ payload: [UInt8], accessory: BluetoothAddress) -> Result<Update, TelemetryRejection> {
+        payload.withUnsafeBytes { bytes in
+            do throws(TelemetryRejection) {
+                guard bytes.count <= TelemetryLimits.maximumPayloadSize else {
+                    throw TelemetryRejection(.payloadTooLarge, "payload of \(bytes.count) bytes exceeds \(TelemetryLimits.maximumPayloadSize)")
+                }
+                var registers = false
+                let report = try parseReport(bytes, accessory: accessory, gateway: nil, registers: &registers)
+                return .success(registers ? .register : .report(report))
+            } catch {
+                var rejection = error
+                rejection.accessory = accessory
+                return .failure(rejection)
+            }
+        }
+    }
+
+    /// - Parameter registers: set when the payload has a `capabilities` key; the report is
+    ///   then returned before any field is checked.
     private static func parseReport(
-        _ payload: UnsafeRawBufferPointer, accessory: BluetoothAddress, gateway: String?
+        _ payload: UnsafeRawBufferPointer, accessory: BluetoothAddress, gateway: String?, registers: inout Bool
     ) throws(TelemetryRejection) -> AccessoryReport {
         var placement, worn, hardware, sources, connected, disconnected, preferred, rssi, battery: JSONScanner.Value?
+        var capabilities = false
         let fields = try JSONFields.scanObject(payload) { scanner, key, value in
             if key.hasEscapes {
                 switch scanner.string(key) {
+                case "capabilities": capabilities = true
                 case "placement": placement = value
                 case "worn": worn = value
                 case "hardware": hardware = value
@@ -62,6 +93,11 @@ public enum AccessoryReportParser {
             else if scanner.string(key, equals: "preferred_source") { preferred = value }
             else if scanner.string(key, equals: "rssi") { rssi = value }
             else if scanner.string(key, equals: "battery") { battery = value }
+            else if scanner.string(key, equals: "capabilities") { capabilities = true }
+        }
+        if capabilities {
+            registers = true
+            return AccessoryReport(accessory: accessory, gateway: gateway, changes: [])
         }
         // The changes come in a fixed order (not the payload's), as the engine has always applied them.
         var changes: [AccessoryReport.Change] = []

@@ -116,15 +116,13 @@ struct Ingest {
             outcome.rejection = ("set", "accessory/\(text)/set names no known accessory")
             return outcome
         }
-        if let parsed = try? JSONParser.parse(payload), parsed["capabilities"] != nil {
-            // Registering is the container role's business (bridge/request/accessory/register).
+        switch AccessoryReportParser.parseUpdate(payload, accessory: id) {
+        case .success(.report(let report)):
+            return IngestOutcome(.telemetry(.report(report), context: "set", refresh: nil))
+        case .success(.register):
             // The engine refuses it and emits the accessory error itself among the outputs.
             return IngestOutcome(.telemetry(
                 .request(.register(id, RegistrationRequest(capabilities: [])), role: .extension), context: "set", refresh: nil))
-        }
-        switch AccessoryReportParser.parse(payload, accessory: id, gateway: nil) {
-        case .success(let report):
-            return IngestOutcome(.telemetry(.report(report), context: "set", refresh: nil))
         case .failure(let rejection):
             return invalidUpdate(id, rejection: rejection)
         }
