@@ -31,7 +31,8 @@ let package = Package(
         // The runtime: MQTT in and out, the engine, storage, discovery.
         .target(name: "Bridge", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "HomeAssistant"]),
         .executableTarget(name: "aabridge", dependencies: ["Bridge", "Configuration", "JSON", "MQTT", "Storage"]),
-        .executableTarget(name: "aabridge-bench", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "Bridge"]),
+        .executableTarget(
+            name: "aabridge-bench", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "Bridge"]),
 
         // For the tests only: a real mosquitto on a free loopback port, child processes, repository files.
         .target(name: "TestSupport", dependencies: ["MQTT"], path: "Tests/TestSupport"),

@@ -14,9 +14,12 @@ extension BridgeConfiguration {
             ("password_set", .bool(self.mqtt.password != nil)),
             ("keepalive", .int(self.mqtt.keepalive)),
             ("version", .int(self.mqtt.version.rawValue)),
-            ("reconnect", Self.object([
-                ("min_s", .int(self.mqtt.reconnect.minimumSeconds)), ("max_s", .int(self.mqtt.reconnect.maximumSeconds)),
-            ])),
+            (
+                "reconnect",
+                Self.object([
+                    ("min_s", .int(self.mqtt.reconnect.minimumSeconds)), ("max_s", .int(self.mqtt.reconnect.maximumSeconds)),
+                ])
+            ),
             // File paths are not secrets; their contents are never read into the summary.
             ("password_file", .string(self.mqtt.passwordFile)),
             ("ca", .string(self.mqtt.ca)),
@@ -25,47 +28,72 @@ extension BridgeConfiguration {
         ])
         return Self.object([
             ("mqtt", mqtt),
-            ("homeassistant", Self.object([
-                ("enabled", .bool(homeAssistant.enabled)), ("discovery_prefix", .string(homeAssistant.discoveryPrefix)),
-                ("status_topic", .string(homeAssistant.statusTopic)),
-            ])),
+            (
+                "homeassistant",
+                Self.object([
+                    ("enabled", .bool(homeAssistant.enabled)), ("discovery_prefix", .string(homeAssistant.discoveryPrefix)),
+                    ("status_topic", .string(homeAssistant.statusTopic)),
+                ])
+            ),
             ("storage", Self.object([("path", .string(storage.path))])),
             ("health", Self.object([("interval_s", .int(health.intervalSeconds))])),
             ("log", Self.object([("level", .string(log.level.rawValue)), ("format", .string(log.format.rawValue))])),
-            ("setup", Self.object([
-                ("supports", Self.strings(setup.supports.map(\.rawValue).sorted())),
-                ("bluetooth", Self.object([
-                    ("company_identifiers", Self.strings(setup.bluetoothCompanyIdentifiers.sorted().map(Self.hex16))),
-                    ("services", Self.strings(setup.bluetoothServices.map(\.description).sorted())),
-                    ("names", Self.strings(setup.bluetoothNames.sorted())),
-                ])),
-            ])),
-            ("products", .array(products.map { entry in
+            (
+                "setup",
                 Self.object([
-                    ("name", .string(entry.name)), ("hardware", .string(entry.product.hardware.rawValue)),
-                    ("capabilities", Self.strings(entry.product.capabilities.names)),
-                    ("auto_register", .bool(entry.product.autoRegister)),
-                    ("placement_decoder", .string(entry.placementDecoder.name)),
+                    ("supports", Self.strings(setup.supports.map(\.rawValue).sorted())),
+                    (
+                        "bluetooth",
+                        Self.object([
+                            ("company_identifiers", Self.strings(setup.bluetoothCompanyIdentifiers.sorted().map(Self.hex16))),
+                            ("services", Self.strings(setup.bluetoothServices.map(\.description).sorted())),
+                            ("names", Self.strings(setup.bluetoothNames.sorted())),
+                        ])
+                    ),
                 ])
-            })),
-            ("gateways", .array(gateways.map { gateway in
-                Self.object([
-                    ("name", .string(gateway.name)), ("format", .string(gateway.format.rawValue)), ("topic", .string(gateway.topic)),
-                    ("status_topic", .string(gateway.statusTopic)),
-                ])
-            })),
-            ("accessories", .array(accessories.map { entry in
-                Self.object([
-                    ("id", .string(entry.migration.id.description)), ("name", .string(entry.migration.name)),
-                    ("product", .string(entry.migration.product)), ("irk_set", .bool(entry.irk != nil)),
-                ])
-            })),
+            ),
+            (
+                "products",
+                .array(
+                    products.map { entry in
+                        Self.object([
+                            ("name", .string(entry.name)), ("hardware", .string(entry.product.hardware.rawValue)),
+                            ("capabilities", Self.strings(entry.product.capabilities.names)),
+                            ("auto_register", .bool(entry.product.autoRegister)),
+                            ("placement_decoder", .string(entry.placementDecoder.name)),
+                        ])
+                    })
+            ),
+            (
+                "gateways",
+                .array(
+                    gateways.map { gateway in
+                        Self.object([
+                            ("name", .string(gateway.name)), ("format", .string(gateway.format.rawValue)),
+                            ("topic", .string(gateway.topic)),
+                            ("status_topic", .string(gateway.statusTopic)),
+                        ])
+                    })
+            ),
+            (
+                "accessories",
+                .array(
+                    accessories.map { entry in
+                        Self.object([
+                            ("id", .string(entry.migration.id.description)), ("name", .string(entry.migration.name)),
+                            ("product", .string(entry.migration.product)), ("irk_set", .bool(entry.irk != nil)),
+                        ])
+                    })
+            ),
             ("sources", .array(sources.map { Self.object([("address", .string($0.address.description)), ("name", .string($0.name))]) })),
-            ("switching", Self.object([
-                ("placement_debounce_ms", .int(Int(switching.placementDebounceMilliseconds))),
-                ("availability_timeout_s", .int(Int(switching.availabilityTimeoutSeconds))),
-                ("immediate_rssi", .int(switching.immediateRSSI)),
-            ])),
+            (
+                "switching",
+                Self.object([
+                    ("placement_debounce_ms", .int(Int(switching.placementDebounceMilliseconds))),
+                    ("availability_timeout_s", .int(Int(switching.availabilityTimeoutSeconds))),
+                    ("immediate_rssi", .int(switching.immediateRSSI)),
+                ])
+            ),
         ])
     }
 

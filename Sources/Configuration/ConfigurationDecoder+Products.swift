@@ -17,7 +17,9 @@ extension ConfigurationDecoder {
             }
             declaration.supports = supports
         }
-        guard let bluetooth = fields(section["bluetooth"], at: section.path("bluetooth"), allowed: ["company_identifiers", "services", "names"])
+        guard
+            let bluetooth = fields(
+                section["bluetooth"], at: section.path("bluetooth"), allowed: ["company_identifiers", "services", "names"])
         else { return declaration }
         let companies = list(bluetooth["company_identifiers"], at: bluetooth.path("company_identifiers")) ?? []
         for (index, item) in companies.enumerated() {
@@ -88,7 +90,9 @@ extension ConfigurationDecoder {
             if let node = entry["hardware"], !node.isNull {
                 hardware = enumeration(HardwareType.self, node, at: entry.path("hardware"))
             } else {
-                fail(entry.path("hardware"), "is required (\(HardwareType.allCases.map(\.rawValue).joined(separator: " | ")))", at: entry["hardware"])
+                fail(
+                    entry.path("hardware"), "is required (\(HardwareType.allCases.map(\.rawValue).joined(separator: " | ")))",
+                    at: entry["hardware"])
                 hardware = nil
             }
             let capabilities = capabilities(entry)
@@ -110,8 +114,9 @@ extension ConfigurationDecoder {
                 case .service:
                     // Service data is looked up by the descriptor's service UUID; without one the rule never sees a byte.
                     if descriptor.bluetoothServiceUUID == nil {
-                        fail("\(entry.path("placement_decoder")).rule.source", "source: service needs descriptor.bluetooth_service_uuid",
-                             at: entry["placement_decoder"])
+                        fail(
+                            "\(entry.path("placement_decoder")).rule.source", "source: service needs descriptor.bluetooth_service_uuid",
+                            at: entry["placement_decoder"])
                     }
                     rule.source = .service(descriptor.bluetoothServiceUUID)
                 }
@@ -138,7 +143,9 @@ extension ConfigurationDecoder {
                 capabilities.insert(capability)
             } else {
                 var message = "unknown capability '\(text)'; allowed: audioSwitching, placement"
-                if let suggestion = Self.suggestion(for: text, among: ["audioSwitching", "placement"]) { message += " (did you mean '\(suggestion)'?)" }
+                if let suggestion = Self.suggestion(for: text, among: ["audioSwitching", "placement"]) {
+                    message += " (did you mean '\(suggestion)'?)"
+                }
                 fail(path, message, at: item)
             }
         }
@@ -210,13 +217,15 @@ extension ConfigurationDecoder {
         let worn = integer(rule["worn_when"], at: rule.path("worn_when"), in: 0...0xFF, hex: true)
         guard !missing, let source, let offset, let mask, let worn else { return nil }
         guard worn & ~mask == 0 else {
-            fail(rule.path("worn_when"), "has bits outside mask (0x\(String(mask, radix: 16))); it could never match", at: rule["worn_when"])
+            fail(
+                rule.path("worn_when"), "has bits outside mask (0x\(String(mask, radix: 16))); it could never match", at: rule["worn_when"])
             return nil
         }
-        let spelled: PlacementDecoder.Rule.Source = switch source {
-        case .manufacturer: .manufacturer(companyIdentifier: nil)
-        case .service: .service(nil)
-        }
+        let spelled: PlacementDecoder.Rule.Source =
+            switch source {
+            case .manufacturer: .manufacturer(companyIdentifier: nil)
+            case .service: .service(nil)
+            }
         return .rule(.init(source: spelled, offset: offset, mask: UInt8(mask), wornWhen: UInt8(worn)))
     }
 
@@ -261,11 +270,15 @@ extension ConfigurationDecoder {
         guard let entry = fields(node, at: path, allowed: Self.descriptorKeys) else { return nil }
         let before = issues.count
         var descriptor = DiscoveryDescriptor()
-        if let company = integer(entry["bluetooth_company_identifier"], at: entry.path("bluetooth_company_identifier"), in: 0...0xFFFF, hex: true) {
+        if let company = integer(
+            entry["bluetooth_company_identifier"], at: entry.path("bluetooth_company_identifier"), in: 0...0xFFFF, hex: true)
+        {
             descriptor.bluetoothCompanyIdentifier = UInt16(company)
         }
-        descriptor.bluetoothManufacturerDataBlob = hexBytes(entry["bluetooth_manufacturer_data_blob"], at: entry.path("bluetooth_manufacturer_data_blob"))
-        descriptor.bluetoothManufacturerDataMask = hexBytes(entry["bluetooth_manufacturer_data_mask"], at: entry.path("bluetooth_manufacturer_data_mask"))
+        descriptor.bluetoothManufacturerDataBlob = hexBytes(
+            entry["bluetooth_manufacturer_data_blob"], at: entry.path("bluetooth_manufacturer_data_blob"))
+        descriptor.bluetoothManufacturerDataMask = hexBytes(
+            entry["bluetooth_manufacturer_data_mask"], at: entry.path("bluetooth_manufacturer_data_mask"))
         descriptor.bluetoothServiceUUID = uuid(entry["bluetooth_service_uuid"], at: entry.path("bluetooth_service_uuid"))
         descriptor.bluetoothServiceDataBlob = hexBytes(entry["bluetooth_service_data_blob"], at: entry.path("bluetooth_service_data_blob"))
         descriptor.bluetoothServiceDataMask = hexBytes(entry["bluetooth_service_data_mask"], at: entry.path("bluetooth_service_data_mask"))

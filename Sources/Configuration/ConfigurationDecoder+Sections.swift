@@ -14,16 +14,20 @@ extension ConfigurationDecoder {
         mqtt(top["mqtt"], into: &configuration.mqtt)
         homeAssistant(top["homeassistant"], into: &configuration.homeAssistant)
         if let storage = fields(top["storage"], at: "storage", allowed: ["path"]),
-            let path = requiredOrDefault(storage, "path") {
+            let path = requiredOrDefault(storage, "path")
+        {
             configuration.storage.path = path
         }
         if let health = fields(top["health"], at: "health", allowed: ["interval_s"]),
-            let interval = integer(health["interval_s"], at: health.path("interval_s"), in: 1...86_400) {
+            let interval = integer(health["interval_s"], at: health.path("interval_s"), in: 1...86_400)
+        {
             configuration.health.intervalSeconds = interval
         }
         if let log = fields(top["log"], at: "log", allowed: ["level", "format"]) {
             if let level = enumeration(LogConfiguration.Level.self, log["level"], at: log.path("level")) { configuration.log.level = level }
-            if let format = enumeration(LogConfiguration.Format.self, log["format"], at: log.path("format")) { configuration.log.format = format }
+            if let format = enumeration(LogConfiguration.Format.self, log["format"], at: log.path("format")) {
+                configuration.log.format = format
+            }
         }
         if let setup = setup(top["setup"]) { configuration.setup = setup }
         configuration.products = products(top["products"])
@@ -92,7 +96,8 @@ extension ConfigurationDecoder {
         password(section, into: &mqtt)
         if let keepalive = integer(section["keepalive"], at: section.path("keepalive"), in: 0...65_535) { mqtt.keepalive = keepalive }
         if let node = section["version"], !node.isNull,
-            let number = integer(node, at: section.path("version"), in: Int.min...Int.max) {
+            let number = integer(node, at: section.path("version"), in: Int.min...Int.max)
+        {
             if let version = MQTTConfiguration.Version(rawValue: number) {
                 mqtt.version = version
             } else {
@@ -105,8 +110,9 @@ extension ConfigurationDecoder {
             let candidate = MQTTConfiguration.Reconnect(
                 minimumSeconds: minimum ?? mqtt.reconnect.minimumSeconds, maximumSeconds: maximum ?? mqtt.reconnect.maximumSeconds)
             if candidate.minimumSeconds > candidate.maximumSeconds {
-                fail(reconnect.path("max_s"), "must be at least min_s (\(candidate.minimumSeconds)), found \(candidate.maximumSeconds)",
-                     at: reconnect["max_s"] ?? reconnect["min_s"])
+                fail(
+                    reconnect.path("max_s"), "must be at least min_s (\(candidate.minimumSeconds)), found \(candidate.maximumSeconds)",
+                    at: reconnect["max_s"] ?? reconnect["min_s"])
             } else {
                 mqtt.reconnect = candidate
             }
@@ -199,7 +205,9 @@ extension ConfigurationDecoder {
             }
             host = String(authority[authority.index(after: authority.startIndex)..<close])
             let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty {
+            if after.hasPrefix(":") {
+                portText = after.dropFirst()
+            } else if !after.isEmpty {
                 report("unexpected text after the IPv6 address in '\(server)'")
                 return nil
             }

@@ -166,7 +166,9 @@ final class ConfigurationDecoder {
             return nil
         }
         guard range.contains(value) else {
-            let bounds = hex ? "0x\(String(range.lowerBound, radix: 16, uppercase: true)) and 0x\(String(range.upperBound, radix: 16, uppercase: true))"
+            let bounds =
+                hex
+                ? "0x\(String(range.lowerBound, radix: 16, uppercase: true)) and 0x\(String(range.upperBound, radix: 16, uppercase: true))"
                 : "\(range.lowerBound) and \(range.upperBound)"
             fail(path, "must be between \(bounds), found \(text)", at: node)
             return nil

@@ -60,7 +60,8 @@ public enum ConfigurationLoader {
             if issue.error.rule == .migrationUnknownProduct,
                 let index = index(in: issue.path, prefix: "accessories["),
                 index < configuration.accessories.count,
-                decoder.productNames.contains(configuration.accessories[index].migration.product) {
+                decoder.productNames.contains(configuration.accessories[index].migration.product)
+            {
                 // The product exists but had errors of its own; those are already reported.
                 return nil
             }
@@ -117,7 +118,9 @@ public enum ConfigurationLoader {
         do {
             let data = try handle.read(upToCount: maximumFileSize + 1) ?? Data()
             guard data.count <= maximumFileSize else {
-                return .failure(ConfigurationIssue(path: "", message: "the file is larger than \(maximumFileSize) bytes; a configuration is a few kilobytes"))
+                return .failure(
+                    ConfigurationIssue(
+                        path: "", message: "the file is larger than \(maximumFileSize) bytes; a configuration is a few kilobytes"))
             }
             return .success([UInt8](data))
         } catch {
@@ -141,7 +144,8 @@ public enum ConfigurationLoader {
     ) -> (exitStatus: Int32, report: String) {
         switch load(path: path, environment: environment) {
         case let .success(configuration):
-            let summary = "\(path): configuration is valid (\(configuration.products.count) products, "
+            let summary =
+                "\(path): configuration is valid (\(configuration.products.count) products, "
                 + "\(configuration.gateways.count) gateways, \(configuration.accessories.count) accessories, "
                 + "\(configuration.sources.count) sources)"
             return (0, summary)

@@ -104,7 +104,8 @@ private struct EventReader {
             return root
         default:
             let mark = parser.pointee.mark
-            throw YAMLError(message: "the file holds more than one YAML document; give one", line: Int(mark.line) + 1, column: Int(mark.column) + 1)
+            throw YAMLError(
+                message: "the file holds more than one YAML document; give one", line: Int(mark.line) + 1, column: Int(mark.column) + 1)
         }
     }
 
@@ -187,13 +188,14 @@ private struct EventReader {
         case YAML_SCALAR_EVENT:
             let data = event.data.scalar
             let value = Self.string(data.value, length: Int(data.length)) ?? ""
-            let style: YAMLNode.ScalarStyle = switch data.style {
-            case YAML_SINGLE_QUOTED_SCALAR_STYLE: .singleQuoted
-            case YAML_DOUBLE_QUOTED_SCALAR_STYLE: .doubleQuoted
-            case YAML_LITERAL_SCALAR_STYLE: .literal
-            case YAML_FOLDED_SCALAR_STYLE: .folded
-            default: .plain
-            }
+            let style: YAMLNode.ScalarStyle =
+                switch data.style {
+                case YAML_SINGLE_QUOTED_SCALAR_STYLE: .singleQuoted
+                case YAML_DOUBLE_QUOTED_SCALAR_STYLE: .doubleQuoted
+                case YAML_LITERAL_SCALAR_STYLE: .literal
+                case YAML_FOLDED_SCALAR_STYLE: .folded
+                default: .plain
+                }
             let tag = Self.string(data.tag)
             return .scalar(.init(value: value, style: style, tag: tag), anchor: Self.string(data.anchor), origin: origin)
         case YAML_SEQUENCE_START_EVENT:
@@ -205,7 +207,8 @@ private struct EventReader {
         case YAML_ALIAS_EVENT:
             return .alias(Self.string(event.data.alias.anchor) ?? "", origin: origin)
         default:
-            throw YAMLError(message: "unexpected YAML event", line: Int(event.start_mark.line) + 1, column: Int(event.start_mark.column) + 1)
+            throw YAMLError(
+                message: "unexpected YAML event", line: Int(event.start_mark.line) + 1, column: Int(event.start_mark.column) + 1)
         }
     }
 

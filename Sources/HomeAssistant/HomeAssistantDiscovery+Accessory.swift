@@ -24,13 +24,14 @@ extension HomeAssistantDiscovery {
             _ platform: String, _ component: String, name: String, template: String, _ extra: [(String, JSONValue)],
             bridgeOnly: Bool = false
         ) -> (String, JSONValue) {
-            var pairs: [(String, JSONValue)] = [
-                ("platform", .string(platform)),
-                ("name", .string(name)),
-                ("unique_id", .string("\(objectID)_\(component)")),
-                ("state_topic", .string(state)),
-                ("value_template", .string(template)),
-            ] + extra
+            var pairs: [(String, JSONValue)] =
+                [
+                    ("platform", .string(platform)),
+                    ("name", .string(name)),
+                    ("unique_id", .string("\(objectID)_\(component)")),
+                    ("state_topic", .string(state)),
+                    ("value_template", .string(template)),
+                ] + extra
             if bridgeOnly {
                 pairs.append(("availability", [availabilityEntry(topics.bridgeState)]))
             } else {
@@ -43,56 +44,82 @@ extension HomeAssistantDiscovery {
         if capabilities.contains(.placement) {
             let placements = AccessoryControlDevice.Placement.allCases.map(\.rawValue)
             let list = placements.map { "'\($0)'" }.joined(separator: ", ")
-            components.append(entity("sensor", "placement", name: "Placement",
-                // An enum sensor refuses any value outside `options`: null (no placement yet)
-                // and anything unexpected become None, which Home Assistant shows as unknown.
-                template: "{{ value_json.placement if value_json.placement in [\(list)] else None }}",
-                [("device_class", "enum"), ("options", .array(placements.map(JSONValue.string))), ("icon", "mdi:headphones")]))
-            components.append(entity("binary_sensor", "worn", name: "Worn",
-                // `worn` is null until a wear reading arrives: None keeps the state unknown.
-                template: "{% if value_json.worn is true %}ON{% elif value_json.worn is false %}OFF{% else %}None{% endif %}",
-                [("payload_on", "ON"), ("payload_off", "OFF"), ("device_class", "occupancy")]))
+            components.append(
+                entity(
+                    "sensor", "placement", name: "Placement",
+                    // An enum sensor refuses any value outside `options`: null (no placement yet)
+                    // and anything unexpected become None, which Home Assistant shows as unknown.
+                    template: "{{ value_json.placement if value_json.placement in [\(list)] else None }}",
+                    [("device_class", "enum"), ("options", .array(placements.map(JSONValue.string))), ("icon", "mdi:headphones")]))
+            components.append(
+                entity(
+                    "binary_sensor", "worn", name: "Worn",
+                    // `worn` is null until a wear reading arrives: None keeps the state unknown.
+                    template: "{% if value_json.worn is true %}ON{% elif value_json.worn is false %}OFF{% else %}None{% endif %}",
+                    [("payload_on", "ON"), ("payload_off", "OFF"), ("device_class", "occupancy")]))
         }
         if capabilities.contains(.audioSwitching) {
-            components.append(entity("sensor", "primary_source", name: "Primary source",
-                template: "{{ value_json.primary_source if value_json.primary_source else 'none' }}",
-                [("icon", "mdi:cellphone-sound")]))
-            components.append(entity("sensor", "secondary_source", name: "Secondary source",
-                template: "{{ value_json.secondary_source if value_json.secondary_source else 'none' }}",
-                [("icon", "mdi:cellphone-sound")]))
+            components.append(
+                entity(
+                    "sensor", "primary_source", name: "Primary source",
+                    template: "{{ value_json.primary_source if value_json.primary_source else 'none' }}",
+                    [("icon", "mdi:cellphone-sound")]))
+            components.append(
+                entity(
+                    "sensor", "secondary_source", name: "Secondary source",
+                    template: "{{ value_json.secondary_source if value_json.secondary_source else 'none' }}",
+                    [("icon", "mdi:cellphone-sound")]))
             // The state is the count (a state is limited to 255 characters); the addresses
             // are in the `routes` attribute.
-            components.append(entity("sensor", "routes", name: "Routed sources",
-                template: "{{ value_json.routes | count }}",
-                [("json_attributes_topic", .string(state)),
-                 ("json_attributes_template", "{{ {'routes': value_json.routes} | tojson }}"),
-                 ("icon", "mdi:swap-horizontal")]))
+            components.append(
+                entity(
+                    "sensor", "routes", name: "Routed sources",
+                    template: "{{ value_json.routes | count }}",
+                    [
+                        ("json_attributes_topic", .string(state)),
+                        ("json_attributes_template", "{{ {'routes': value_json.routes} | tojson }}"),
+                        ("icon", "mdi:swap-horizontal"),
+                    ]))
             components.append(decisionEvent(id, objectID: objectID))
         }
         // Registration and last error are the bridge's records, valid while the accessory is out
         // of range too (an invalidation must stay visible then).
-        components.append(entity("sensor", "registration", name: "Registration",
-            template: "{{ value_json.registration }}",
-            [("device_class", "enum"), ("options", ["active", "invalidated", "none"]), ("entity_category", "diagnostic")],
-            bridgeOnly: true))
+        components.append(
+            entity(
+                "sensor", "registration", name: "Registration",
+                template: "{{ value_json.registration }}",
+                [("device_class", "enum"), ("options", ["active", "invalidated", "none"]), ("entity_category", "diagnostic")],
+                bridgeOnly: true))
         let parts = (batteryParts ?? HomeAssistantBatteryPart.present(in: status.battery)).sorted()
         for part in parts {
-            components.append(entity("sensor", part.componentID, name: part.entityName,
-                template: "{% set battery = value_json.battery or {} %}"
-                    + "{{ battery.get('\(part.rawValue)') if battery.get('\(part.rawValue)') is number else None }}",
-                [("device_class", "battery"), ("unit_of_measurement", "%"), ("state_class", "measurement"),
-                 ("entity_category", "diagnostic")]))
+            components.append(
+                entity(
+                    "sensor", part.componentID, name: part.entityName,
+                    template: "{% set battery = value_json.battery or {} %}"
+                        + "{{ battery.get('\(part.rawValue)') if battery.get('\(part.rawValue)') is number else None }}",
+                    [
+                        ("device_class", "battery"), ("unit_of_measurement", "%"), ("state_class", "measurement"),
+                        ("entity_category", "diagnostic"),
+                    ]))
         }
-        components.append(entity("sensor", "rssi", name: "RSSI",
-            template: "{{ value_json.rssi if value_json.rssi is number else None }}",
-            [("device_class", "signal_strength"), ("unit_of_measurement", "dBm"), ("state_class", "measurement"),
-             ("entity_category", "diagnostic")]))
-        components.append(entity("sensor", "last_error", name: "Last error",
-            template: "{{ value_json.last_error.code if value_json.last_error else 'none' }}",
-            [("json_attributes_topic", .string(state)),
-             ("json_attributes_template", "{{ (value_json.last_error or {}) | tojson }}"),
-             ("icon", "mdi:alert-circle-outline"), ("entity_category", "diagnostic")],
-            bridgeOnly: true))
+        components.append(
+            entity(
+                "sensor", "rssi", name: "RSSI",
+                template: "{{ value_json.rssi if value_json.rssi is number else None }}",
+                [
+                    ("device_class", "signal_strength"), ("unit_of_measurement", "dBm"), ("state_class", "measurement"),
+                    ("entity_category", "diagnostic"),
+                ]))
+        components.append(
+            entity(
+                "sensor", "last_error", name: "Last error",
+                template: "{{ value_json.last_error.code if value_json.last_error else 'none' }}",
+                [
+                    ("json_attributes_topic", .string(state)),
+                    ("json_attributes_template", "{{ (value_json.last_error or {}) | tojson }}"),
+                    ("icon", "mdi:alert-circle-outline"), ("entity_category", "diagnostic"),
+                ],
+                bridgeOnly: true))
 
         let payload: JSONValue = [
             "device": accessoryDeviceInfo(status),
@@ -107,20 +134,23 @@ extension HomeAssistantDiscovery {
     /// Available with the bridge only: the `release` with reason `unavailable` arrives just
     /// when the accessory goes offline, and an entity unavailable by then would hide it.
     func decisionEvent(_ id: BluetoothAddress, objectID: String) -> (String, JSONValue) {
-        ("decision", [
-            "platform": "event",
-            "name": "Decision",
-            "unique_id": .string("\(objectID)_decision"),
-            "state_topic": .string(topics.decision(id)),
-            // Home Assistant's event entity wants a JSON object with `event_type`; the other
-            // keys become the event's attributes.
-            "value_template": .string(
-                "{{ {'event_type': value_json.action, 'source': value_json.source, 'source_name': value_json.source_name, "
-                    + "'reason': value_json.reason, 'placement': value_json.placement, 'at': value_json.at} | tojson }}"),
-            "event_types": ["route", "release"],
-            "icon": "mdi:swap-horizontal-bold",
-            "availability": [availabilityEntry(topics.bridgeState)],
-        ])
+        (
+            "decision",
+            [
+                "platform": "event",
+                "name": "Decision",
+                "unique_id": .string("\(objectID)_decision"),
+                "state_topic": .string(topics.decision(id)),
+                // Home Assistant's event entity wants a JSON object with `event_type`; the other
+                // keys become the event's attributes.
+                "value_template": .string(
+                    "{{ {'event_type': value_json.action, 'source': value_json.source, 'source_name': value_json.source_name, "
+                        + "'reason': value_json.reason, 'placement': value_json.placement, 'at': value_json.at} | tojson }}"),
+                "event_types": ["route", "release"],
+                "icon": "mdi:swap-horizontal-bold",
+                "availability": [availabilityEntry(topics.bridgeState)],
+            ]
+        )
     }
 
     /// `device`: identifiers and the Bluetooth connection (so Home Assistant merges it with

@@ -1,4 +1,5 @@
 import JSON
+
 extension HomeAssistantDiscovery {
     /// The bridge's device: its connection state, a button that shows the picker, the
     /// picker's state and the setup session.
@@ -8,62 +9,77 @@ extension HomeAssistantDiscovery {
         let bridgeOnline = [availabilityEntry(topics.bridgeState)]
         let components: [(String, JSONValue)] = [
             // No availability: this entity is the one that shows the bridge offline.
-            ("connection", [
-                "platform": "binary_sensor",
-                "name": "Connection",
-                "unique_id": .string(unique("connection")),
-                "state_topic": .string(topics.bridgeState),
-                "value_template": "{{ value_json.state }}",
-                "payload_on": "online",
-                "payload_off": "offline",
-                "device_class": "connectivity",
-                "entity_category": "diagnostic",
-            ]),
-            ("picker_show", [
-                "platform": "button",
-                "name": "Show picker",
-                "unique_id": .string(unique("picker_show")),
-                "command_topic": .string(topics.requestPrefix + "picker/show"),
-                // An empty request shows all products with the default timeout.
-                "payload_press": "{}",
-                "icon": "mdi:bluetooth-connect",
-                "availability": .array(bridgeOnline),
-            ]),
-            ("picker", [
-                "platform": "sensor",
-                "name": "Picker",
-                "unique_id": .string(unique("picker")),
-                "state_topic": .string(topics.bridgePicker),
-                "value_template": "{{ value_json.state }}",
-                "device_class": "enum",
-                "options": ["idle", "presented"],
-                "json_attributes_topic": .string(topics.bridgePicker),
-                "json_attributes_template":
-                    "{{ {'products': value_json.products, 'candidates': value_json.candidates, 'expires_at': value_json.expires_at} | tojson }}",
-                "availability": .array(bridgeOnline),
-            ]),
-            ("session", [
-                "platform": "sensor",
-                "name": "Setup session",
-                "unique_id": .string(unique("session")),
-                "state_topic": .string(topics.bridgeInfo),
-                "value_template": "{{ value_json.session }}",
-                "device_class": "enum",
-                "options": ["activated", "invalidated"],
-                "entity_category": "diagnostic",
-                "availability": .array(bridgeOnline),
-            ]),
-            ("accessories", [
-                "platform": "sensor",
-                "name": "Accessories",
-                "unique_id": .string(unique("accessories")),
-                "state_topic": .string(topics.bridgeInfo),
-                "value_template": "{{ value_json.accessories }}",
-                "state_class": "measurement",
-                "icon": "mdi:headphones",
-                "entity_category": "diagnostic",
-                "availability": .array(bridgeOnline),
-            ]),
+            (
+                "connection",
+                [
+                    "platform": "binary_sensor",
+                    "name": "Connection",
+                    "unique_id": .string(unique("connection")),
+                    "state_topic": .string(topics.bridgeState),
+                    "value_template": "{{ value_json.state }}",
+                    "payload_on": "online",
+                    "payload_off": "offline",
+                    "device_class": "connectivity",
+                    "entity_category": "diagnostic",
+                ]
+            ),
+            (
+                "picker_show",
+                [
+                    "platform": "button",
+                    "name": "Show picker",
+                    "unique_id": .string(unique("picker_show")),
+                    "command_topic": .string(topics.requestPrefix + "picker/show"),
+                    // An empty request shows all products with the default timeout.
+                    "payload_press": "{}",
+                    "icon": "mdi:bluetooth-connect",
+                    "availability": .array(bridgeOnline),
+                ]
+            ),
+            (
+                "picker",
+                [
+                    "platform": "sensor",
+                    "name": "Picker",
+                    "unique_id": .string(unique("picker")),
+                    "state_topic": .string(topics.bridgePicker),
+                    "value_template": "{{ value_json.state }}",
+                    "device_class": "enum",
+                    "options": ["idle", "presented"],
+                    "json_attributes_topic": .string(topics.bridgePicker),
+                    "json_attributes_template":
+                        "{{ {'products': value_json.products, 'candidates': value_json.candidates, 'expires_at': value_json.expires_at} | tojson }}",
+                    "availability": .array(bridgeOnline),
+                ]
+            ),
+            (
+                "session",
+                [
+                    "platform": "sensor",
+                    "name": "Setup session",
+                    "unique_id": .string(unique("session")),
+                    "state_topic": .string(topics.bridgeInfo),
+                    "value_template": "{{ value_json.session }}",
+                    "device_class": "enum",
+                    "options": ["activated", "invalidated"],
+                    "entity_category": "diagnostic",
+                    "availability": .array(bridgeOnline),
+                ]
+            ),
+            (
+                "accessories",
+                [
+                    "platform": "sensor",
+                    "name": "Accessories",
+                    "unique_id": .string(unique("accessories")),
+                    "state_topic": .string(topics.bridgeInfo),
+                    "value_template": "{{ value_json.accessories }}",
+                    "state_class": "measurement",
+                    "icon": "mdi:headphones",
+                    "entity_category": "diagnostic",
+                    "availability": .array(bridgeOnline),
+                ]
+            ),
         ]
         let device: [(String, JSONValue)] = [
             ("identifiers", [.string(objectID)]),

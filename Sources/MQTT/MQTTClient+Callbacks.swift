@@ -51,9 +51,12 @@ extension MQTTClient {
     }
 
     fileprivate func publishFinished(mid: Int32, reasonCode: Int32) {
-        let result: Result<Void, MQTTError> = reasonCode >= 0x80
-            ? .failure(MQTTError(code: .publishRefused(reasonCode),
-                                 message: "publish refused by the broker: \(String(cString: mosquitto_reason_string(reasonCode)))"))
+        let result: Result<Void, MQTTError> =
+            reasonCode >= 0x80
+            ? .failure(
+                MQTTError(
+                    code: .publishRefused(reasonCode),
+                    message: "publish refused by the broker: \(String(cString: mosquitto_reason_string(reasonCode)))"))
             : .success(())
         let continuation = state.withLock { state -> CheckedContinuation<Result<Void, MQTTError>, Never>? in
             // QoS 0 publishes call back here too (once written); their ids are not recorded
@@ -72,9 +75,10 @@ extension MQTTClient {
 
     fileprivate func subscribeAcknowledged(mid: Int32, grantedQoS: [Int32]) {
         let refused = grantedQoS.first { $0 >= 0x80 }
-        let result: Result<Void, MQTTError> = refused.map {
-            .failure(MQTTError(code: .subscriptionRefused($0), message: "subscription refused by the broker (reason \($0))"))
-        } ?? .success(())
+        let result: Result<Void, MQTTError> =
+            refused.map {
+                .failure(MQTTError(code: .subscriptionRefused($0), message: "subscription refused by the broker (reason \($0))"))
+            } ?? .success(())
         let continuation = state.withLock { state -> CheckedContinuation<Result<Void, MQTTError>, Never>? in
             if let continuation = state.pendingSubscribes.removeValue(forKey: mid) { return continuation }
             if state.earlySubscribeAcks.count < 1024 { state.earlySubscribeAcks[mid] = result }
@@ -92,8 +96,10 @@ extension MQTTClient {
     }
 }
 
-private func onConnect(_: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32, _: Int32,
-                       _: OpaquePointer?) {
+private func onConnect(
+    _: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ rc: Int32, _: Int32,
+    _: OpaquePointer?
+) {
     MQTTClient.from(userdata)?.connectionAcknowledged(code: rc)
 }
 
@@ -101,22 +107,30 @@ private func onDisconnect(_: OpaquePointer?, _ userdata: UnsafeMutableRawPointer
     MQTTClient.from(userdata)?.connectionLost()
 }
 
-private func onPublish(_: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32, _ reasonCode: Int32,
-                       _: OpaquePointer?) {
+private func onPublish(
+    _: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32, _ reasonCode: Int32,
+    _: OpaquePointer?
+) {
     MQTTClient.from(userdata)?.publishFinished(mid: mid, reasonCode: reasonCode)
 }
 
-private func onSubscribe(_: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32, _ count: Int32,
-                         _ granted: UnsafePointer<Int32>?, _: OpaquePointer?) {
+private func onSubscribe(
+    _: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?, _ mid: Int32, _ count: Int32,
+    _ granted: UnsafePointer<Int32>?, _: OpaquePointer?
+) {
     let grantedQoS = granted.map { Array(UnsafeBufferPointer(start: $0, count: Int(count))) } ?? []
     MQTTClient.from(userdata)?.subscribeAcknowledged(mid: mid, grantedQoS: grantedQoS)
 }
 
-private func onMessage(_: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
-                       _ message: UnsafePointer<mosquitto_message>?, _: OpaquePointer?) {
+private func onMessage(
+    _: OpaquePointer?, _ userdata: UnsafeMutableRawPointer?,
+    _ message: UnsafePointer<mosquitto_message>?, _: OpaquePointer?
+) {
     guard let client = MQTTClient.from(userdata), let raw = message?.pointee, let topic = raw.topic else { return }
     // libmosquitto frees the message when this returns: copy topic and payload now.
     let payload = raw.payload.map { Array(UnsafeRawBufferPointer(start: $0, count: Int(raw.payloadlen))) } ?? []
-    client.received(MQTTMessage(topic: String(cString: topic), payload: payload,
-                                qos: MQTTQoS(rawValue: raw.qos) ?? .atMostOnce, retain: raw.retain))
+    client.received(
+        MQTTMessage(
+            topic: String(cString: topic), payload: payload,
+            qos: MQTTQoS(rawValue: raw.qos) ?? .atMostOnce, retain: raw.retain))
 }

@@ -23,7 +23,9 @@ extension MQTTClient {
     /// - Throws: the library's error (QoS 0, e.g. not connected), the broker's refusal
     ///   (``MQTTError/Code/publishRefused(_:)``), or ``MQTTError/Code/shutDown`` when the
     ///   client is disconnected by its owner first.
-    public func publishAcknowledged(topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false)
+    public func publishAcknowledged(
+        topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false
+    )
         async throws(MQTTError)
     {
         if qos == .atMostOnce {
@@ -37,7 +39,9 @@ extension MQTTClient {
     }
 
     /// ``publishAcknowledged(topic:payload:qos:retain:)`` for UTF-8 text.
-    public func publishAcknowledged(topic: String, string: String, qos: MQTTQoS = .atMostOnce, retain: Bool = false)
+    public func publishAcknowledged(
+        topic: String, string: String, qos: MQTTQoS = .atMostOnce, retain: Bool = false
+    )
         async throws(MQTTError)
     {
         try await publishAcknowledged(topic: topic, payload: Array(string.utf8), qos: qos, retain: retain)
@@ -70,8 +74,10 @@ extension MQTTClient {
                 return nil
             }
             guard state.outbox.count < Self.outboxLimit else {
-                return .failure(MQTTError(code: .library(MOSQ_ERR_NOMEM.rawValue),
-                                          message: "not connected and \(Self.outboxLimit) messages already wait to be sent"))
+                return .failure(
+                    MQTTError(
+                        code: .library(MOSQ_ERR_NOMEM.rawValue),
+                        message: "not connected and \(Self.outboxLimit) messages already wait to be sent"))
             }
             state.outbox.append(outgoing)
             outstandingCount.store(state.outstandingPublishes, ordering: .relaxed)
@@ -85,8 +91,9 @@ extension MQTTClient {
         var mid: Int32 = 0
         var failure: MQTTError?
         do throws(MQTTError) {
-            mid = try mosquittoPublish(topic: outgoing.topic, payload: outgoing.payload, qos: outgoing.qos,
-                                       retain: outgoing.retain)
+            mid = try mosquittoPublish(
+                topic: outgoing.topic, payload: outgoing.payload, qos: outgoing.qos,
+                retain: outgoing.retain)
         } catch {
             failure = error
         }
@@ -130,8 +137,9 @@ extension MQTTClient {
         var mid: Int32 = 0
         func call() -> Int32 {
             payload.withUnsafeBytes { bytes in
-                mosquitto_publish_v5(handle.pointer, &mid, topic, Int32(bytes.count), bytes.baseAddress,
-                                     qos.rawValue, retain, nil)
+                mosquitto_publish_v5(
+                    handle.pointer, &mid, topic, Int32(bytes.count), bytes.baseAddress,
+                    qos.rawValue, retain, nil)
             }
         }
         let rc: Int32

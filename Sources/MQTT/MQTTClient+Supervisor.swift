@@ -18,8 +18,9 @@ extension MQTTClient {
         var generator = SystemRandomNumberGenerator()
         while !isStopping {
             state.withLock { $0.refusal = nil }
-            var rc = mosquitto_connect_bind_v5(mosq, configuration.host, Int32(configuration.port),
-                                               Int32(configuration.keepalive), nil, nil)
+            var rc = mosquitto_connect_bind_v5(
+                mosq, configuration.host, Int32(configuration.port),
+                Int32(configuration.keepalive), nil, nil)
             var failure: MQTTError?
             if rc == MOSQ_ERR_SUCCESS.rawValue {
                 repeat {
@@ -32,7 +33,9 @@ extension MQTTClient {
                     while mosquitto_loop(mosq, 100, 1) == MOSQ_ERR_SUCCESS.rawValue && flushes < 20 { flushes += 1 }
                     break
                 }
-                failure = state.withLock { $0.refusal } ?? MQTTError(library: rc, context: "connection to \(configuration.host):\(configuration.port) lost")
+                failure =
+                    state.withLock { $0.refusal }
+                    ?? MQTTError(library: rc, context: "connection to \(configuration.host):\(configuration.port) lost")
             } else {
                 failure = MQTTError(library: rc, context: "cannot connect to \(configuration.host):\(configuration.port)")
             }

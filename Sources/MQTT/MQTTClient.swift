@@ -84,8 +84,10 @@ public final class MQTTClient: Sendable {
                 return false
             }
             if alreadyRunning {
-                continuation.resume(returning: .failure(MQTTError(
-                    code: .invalidConfiguration, message: "connect() called on a client that was already started")))
+                continuation.resume(
+                    returning: .failure(
+                        MQTTError(
+                            code: .invalidConfiguration, message: "connect() called on a client that was already started")))
             } else {
                 startSupervisor()
             }
@@ -153,8 +155,10 @@ public final class MQTTClient: Sendable {
                 state.unacknowledged.removeAll()
                 outstandingCount.store(0, ordering: .relaxed)
             }
-            return (Array(state.pendingPublishes.values) + state.outbox.compactMap(\.continuation),
-                    Array(state.pendingSubscribes.values), state.firstConnect)
+            return (
+                Array(state.pendingPublishes.values) + state.outbox.compactMap(\.continuation),
+                Array(state.pendingSubscribes.values), state.firstConnect
+            )
         }
         publishes.forEach { $0.resume(returning: .failure(error)) }
         subscribes.forEach { $0.resume(returning: .failure(error)) }

@@ -16,8 +16,10 @@ public struct MQTTConfiguration: Sendable, Hashable {
         public var keyFile: String?
         public var verifyHostname: Bool
 
-        public init(caFile: String? = nil, caPath: String? = nil, certificateFile: String? = nil,
-                    keyFile: String? = nil, verifyHostname: Bool = true) {
+        public init(
+            caFile: String? = nil, caPath: String? = nil, certificateFile: String? = nil,
+            keyFile: String? = nil, verifyHostname: Bool = true
+        ) {
             self.caFile = caFile
             self.caPath = caPath
             self.certificateFile = certificateFile
@@ -56,11 +58,13 @@ public struct MQTTConfiguration: Sendable, Hashable {
     /// and counted, so a flood cannot exhaust memory. `nil` keeps every message.
     public var messageBufferLimit: Int?
 
-    public init(host: String = "localhost", port: Int = 1883, clientID: String, keepalive: Int = 60,
-                username: String? = nil, password: String? = nil, tls: TLS? = nil,
-                protocolVersion: ProtocolVersion = .v5, will: Will? = nil,
-                reconnect: ReconnectBackoff = ReconnectBackoff(), cleanSession: Bool = true,
-                messageBufferLimit: Int? = nil) {
+    public init(
+        host: String = "localhost", port: Int = 1883, clientID: String, keepalive: Int = 60,
+        username: String? = nil, password: String? = nil, tls: TLS? = nil,
+        protocolVersion: ProtocolVersion = .v5, will: Will? = nil,
+        reconnect: ReconnectBackoff = ReconnectBackoff(), cleanSession: Bool = true,
+        messageBufferLimit: Int? = nil
+    ) {
         self.host = host
         self.port = port
         self.clientID = clientID
@@ -104,8 +108,9 @@ public struct MQTTServerAddress: Sendable, Hashable {
             case "mqtt", "tcp": usesTLS = false
             case "mqtts", "ssl", "tls": usesTLS = true
             default:
-                throw MQTTError(code: .invalidConfiguration,
-                                message: "unsupported scheme '\(scheme)' in server URL (use mqtt:// or mqtts://)")
+                throw MQTTError(
+                    code: .invalidConfiguration,
+                    message: "unsupported scheme '\(scheme)' in server URL (use mqtt:// or mqtts://)")
             }
             rest = rest[range.upperBound...]
         }
@@ -118,7 +123,9 @@ public struct MQTTServerAddress: Sendable, Hashable {
             }
             hostPart = rest[rest.index(after: rest.startIndex)..<close]
             let after = rest[rest.index(after: close)...]
-            if after.hasPrefix(":") { portPart = after.dropFirst() } else if !after.isEmpty {
+            if after.hasPrefix(":") {
+                portPart = after.dropFirst()
+            } else if !after.isEmpty {
                 throw MQTTError(code: .invalidConfiguration, message: "unexpected '\(after)' after host in server URL")
             }
         } else if let colon = rest.lastIndex(of: ":") {

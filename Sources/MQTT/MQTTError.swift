@@ -39,7 +39,8 @@ public struct MQTTError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// A refused CONNACK, described in the words of the protocol version in use.
     init(connackCode rc: Int32, protocolVersion: MQTTConfiguration.ProtocolVersion) {
-        let text = protocolVersion == .v5
+        let text =
+            protocolVersion == .v5
             ? String(cString: mosquitto_reason_string(rc))
             : String(cString: mosquitto_connack_string(rc))
         self.init(code: .connectionRefused(rc), message: "connection refused by the broker: \(text)")

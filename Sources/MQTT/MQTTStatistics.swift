@@ -8,8 +8,10 @@ public struct MQTTStatistics: Sendable, Hashable {
     public var reconnects = 0
     public var failedAttempts = 0
 
-    public init(messagesIn: Int = 0, messagesOut: Int = 0, messagesDropped: Int = 0, reconnects: Int = 0,
-                failedAttempts: Int = 0) {
+    public init(
+        messagesIn: Int = 0, messagesOut: Int = 0, messagesDropped: Int = 0, reconnects: Int = 0,
+        failedAttempts: Int = 0
+    ) {
         self.messagesIn = messagesIn
         self.messagesOut = messagesOut
         self.messagesDropped = messagesDropped

@@ -7,14 +7,16 @@ extension AccessoryStore {
         case .upsertAccessory(let accessory):
             // An upsert, not INSERT OR REPLACE: REPLACE deletes the row first, which would
             // cascade to the accessory's registration and sources.
-            try connection.run("""
+            try connection.run(
+                """
                 INSERT INTO accessories (id, display_name, product, state, bluetooth_identifier, ssid, bridging_identifier, descriptor, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (id) DO UPDATE SET display_name = excluded.display_name, product = excluded.product,
                     state = excluded.state, bluetooth_identifier = excluded.bluetooth_identifier, ssid = excluded.ssid,
                     bridging_identifier = excluded.bridging_identifier, descriptor = excluded.descriptor,
                     updated_at = excluded.updated_at
-                """, [
+                """,
+                [
                     value(accessory.id), .text(accessory.displayName), .text(accessory.product),
                     .integer(Int64(accessory.state.rawValue)), .text(accessory.bluetoothIdentifier.uuidString),
                     value(accessory.ssid), accessory.bluetoothTransportBridgingIdentifier.map { .blob($0) } ?? .null,
@@ -25,13 +27,15 @@ extension AccessoryStore {
             try connection.run("DELETE FROM accessories WHERE id = ?", [value(id)])
         case .upsertRegistration(let id, let registration):
             let configuration = registration.configuration
-            try connection.run("""
+            try connection.run(
+                """
                 INSERT INTO registrations (accessory_id, capabilities, placement, primary_source, secondary_source, invalidated, updated_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT (accessory_id) DO UPDATE SET capabilities = excluded.capabilities, placement = excluded.placement,
                     primary_source = excluded.primary_source, secondary_source = excluded.secondary_source,
                     invalidated = excluded.invalidated, updated_at = excluded.updated_at
-                """, [
+                """,
+                [
                     value(id), .integer(Int64(configuration.deviceCapabilities.rawValue)),
                     value(configuration.devicePlacement?.rawValue),
                     value(configuration.primaryAudioSourceDeviceIdentifier),
@@ -41,18 +45,22 @@ extension AccessoryStore {
         case .deleteRegistration(let id):
             try connection.run("DELETE FROM registrations WHERE accessory_id = ?", [value(id)])
         case .migrationComplete:
-            try connection.run("""
+            try connection.run(
+                """
                 INSERT INTO meta (key, value) VALUES ('migration_complete', '1')
                 ON CONFLICT (key) DO UPDATE SET value = excluded.value
                 """)
         }
     }
 
-    static func replaceSources(_ sources: [BluetoothAddress], for accessory: BluetoothAddress, on connection: SQLiteConnection) throws(StorageError) {
+    static func replaceSources(
+        _ sources: [BluetoothAddress], for accessory: BluetoothAddress, on connection: SQLiteConnection
+    ) throws(StorageError) {
         try connection.run("DELETE FROM sources WHERE accessory_id = ?", [value(accessory)])
         for (position, source) in sources.enumerated() {
-            try connection.run("INSERT INTO sources (accessory_id, position, source) VALUES (?, ?, ?)",
-                               [value(accessory), .integer(Int64(position)), value(source)])
+            try connection.run(
+                "INSERT INTO sources (accessory_id, position, source) VALUES (?, ?, ?)",
+                [value(accessory), .integer(Int64(position)), value(source)])
         }
     }
 
@@ -60,14 +68,18 @@ extension AccessoryStore {
         var state = RestoredState()
         let path = connection.path
         func damaged(_ id: BluetoothAddress, _ what: String) -> StorageError {
-            StorageError(.corrupt, message: "\(path): the stored \(what) of accessory \(id) cannot be read; restore a backup or remove the accessory")
+            StorageError(
+                .corrupt, message: "\(path): the stored \(what) of accessory \(id) cannot be read; restore a backup or remove the accessory"
+            )
         }
         // Accessories of one product share one descriptor text: decode each text once.
         var descriptors: [String: DiscoveryDescriptor] = [:]
-        try connection.run("""
+        try connection.run(
+            """
             SELECT id, display_name, product, state, bluetooth_identifier, ssid, bridging_identifier, descriptor
             FROM accessories ORDER BY id
-            """) { row throws(StorageError) in
+            """
+        ) { row throws(StorageError) in
             let id = address(row.integer(0))
             guard let stateValue = Int(exactly: row.integer(3)), let accessoryState = Accessory.State(rawValue: stateValue) else {
                 throw damaged(id, "authorization state")
@@ -76,19 +88,22 @@ extension AccessoryStore {
                 throw damaged(id, "bluetooth identifier")
             }
             guard let descriptorText = row.text(7),
-                  let descriptor = descriptors[descriptorText] ?? DescriptorRecord.decode(descriptorText)
+                let descriptor = descriptors[descriptorText] ?? DescriptorRecord.decode(descriptorText)
             else {
                 throw damaged(id, "discovery descriptor")
             }
             descriptors[descriptorText] = descriptor
-            state.accessories.append(Accessory(
-                id: id, displayName: row.text(1) ?? "", product: row.text(2) ?? "", descriptor: descriptor,
-                state: accessoryState, bluetoothIdentifier: identifier, ssid: row.text(5),
-                bluetoothTransportBridgingIdentifier: row.blob(6)))
+            state.accessories.append(
+                Accessory(
+                    id: id, displayName: row.text(1) ?? "", product: row.text(2) ?? "", descriptor: descriptor,
+                    state: accessoryState, bluetoothIdentifier: identifier, ssid: row.text(5),
+                    bluetoothTransportBridgingIdentifier: row.blob(6)))
         }
-        try connection.run("""
+        try connection.run(
+            """
             SELECT accessory_id, capabilities, placement, primary_source, secondary_source, invalidated FROM registrations
-            """) { row throws(StorageError) in
+            """
+        ) { row throws(StorageError) in
             let id = address(row.integer(0))
             guard let raw = UInt8(exactly: row.integer(1)) else { throw damaged(id, "registration capabilities") }
             var placement: AccessoryControlDevice.Placement?

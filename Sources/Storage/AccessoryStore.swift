@@ -48,7 +48,7 @@ public final class AccessoryStore: Sendable {
         var connection = try SQLiteConnection(path: path, readOnly: mode == .readOnly, create: mode == .readWrite)
         do throws(StorageError) {
             try Self.prepare(connection, mode: mode)
-        } catch where mode == .readOnly && error.code == .cannotOpen {
+        } catch  where mode == .readOnly && error.code == .cannotOpen {
             // A WAL database on a read-only file system whose -shm is gone (clean shutdown)
             // cannot be opened normally; nothing can write it there, so read it as immutable.
             connection.close()
@@ -205,7 +205,8 @@ extension AccessoryStore {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
-            throw StorageError(.cannotOpen, message: "cannot create the directory \(directory) for storage.path \(path): \(error.localizedDescription)")
+            throw StorageError(
+                .cannotOpen, message: "cannot create the directory \(directory) for storage.path \(path): \(error.localizedDescription)")
         }
     }
 
@@ -216,28 +217,43 @@ extension AccessoryStore {
         let applicationID = try connection.integer("PRAGMA application_id")
         let version = try connection.integer("PRAGMA user_version")
         if applicationID != 0 && applicationID != StoreSchema.applicationID {
-            throw StorageError(.notAStore, message: "\(path) is a SQLite database of another application (application_id \(applicationID)); point storage.path at a new file")
+            throw StorageError(
+                .notAStore,
+                message:
+                    "\(path) is a SQLite database of another application (application_id \(applicationID)); point storage.path at a new file"
+            )
         }
         if version == 0 {
             let tables = try connection.integer("SELECT count(*) FROM sqlite_schema")
             if tables > 0 {
-                throw StorageError(.notAStore, message: "\(path) already holds tables that aabridge did not create; point storage.path at a new file")
+                throw StorageError(
+                    .notAStore, message: "\(path) already holds tables that aabridge did not create; point storage.path at a new file")
             }
         }
         if version > StoreSchema.currentVersion {
-            throw StorageError(.newerSchema, message: "\(path) has schema version \(version), but this aabridge knows only up to \(StoreSchema.currentVersion); run the newer aabridge or restore a backup made by this version (the file was not changed)")
+            throw StorageError(
+                .newerSchema,
+                message:
+                    "\(path) has schema version \(version), but this aabridge knows only up to \(StoreSchema.currentVersion); run the newer aabridge or restore a backup made by this version (the file was not changed)"
+            )
         }
         try connection.execute("PRAGMA busy_timeout = 5000")
         try connection.execute("PRAGMA foreign_keys = ON")
         guard mode == .readWrite else {
             if version < StoreSchema.currentVersion {
-                throw StorageError(.readOnly, message: "\(path) has schema version \(version) and needs an upgrade to \(StoreSchema.currentVersion), which a read-only store cannot write; open it read-write once")
+                throw StorageError(
+                    .readOnly,
+                    message:
+                        "\(path) has schema version \(version) and needs an upgrade to \(StoreSchema.currentVersion), which a read-only store cannot write; open it read-write once"
+                )
             }
             return
         }
         let journal = try connection.scalar("PRAGMA journal_mode = WAL")
         guard journal?.lowercased() == "wal" else {
-            throw StorageError(.other(SQLITE_ERROR), message: "\(path) cannot use the WAL journal (got \(journal ?? "nothing")); put storage.path on a local file system")
+            throw StorageError(
+                .other(SQLITE_ERROR),
+                message: "\(path) cannot use the WAL journal (got \(journal ?? "nothing")); put storage.path on a local file system")
         }
         // WAL with synchronous=NORMAL syncs the WAL only at checkpoints: the database stays
         // consistent after a power cut, but the last commits, already acknowledged, can
@@ -260,7 +276,9 @@ extension AccessoryStore {
                 let version = try connection.integer("PRAGMA user_version")
                 guard version < migration.version else { return }
                 guard version == migration.version - 1 else {
-                    throw StorageError(.corrupt, message: "\(connection.path) is at schema version \(version), below \(migration.version - 1); no migration path")
+                    throw StorageError(
+                        .corrupt,
+                        message: "\(connection.path) is at schema version \(version), below \(migration.version - 1); no migration path")
                 }
                 try connection.execute(migration.sql)
                 try connection.execute("PRAGMA user_version = \(migration.version)")

@@ -57,7 +57,7 @@ struct DescriptorRecord: Equatable {
             return .some(bytes)
         }
         guard let manufacturerBlob = bytes(manufacturerBlob), let manufacturerMask = bytes(manufacturerMask),
-              let serviceBlob = bytes(serviceBlob), let serviceMask = bytes(serviceMask)
+            let serviceBlob = bytes(serviceBlob), let serviceMask = bytes(serviceMask)
         else { return nil }
         descriptor.bluetoothManufacturerDataBlob = manufacturerBlob
         descriptor.bluetoothManufacturerDataMask = manufacturerMask
@@ -116,10 +116,10 @@ struct DescriptorRecord: Equatable {
             return .some(exact)
         }
         guard let company = integer("company", as: UInt16.self), let service = string("service"), let name = string("name"),
-              let nameCompare = string("nameCompare"), let manufacturerBlob = string("manufacturerBlob"),
-              let manufacturerMask = string("manufacturerMask"), let serviceBlob = string("serviceBlob"),
-              let serviceMask = string("serviceMask"), let range = string("range"), let ssid = string("ssid"),
-              let ssidPrefix = string("ssidPrefix"), let options = integer("options", as: UInt8.self)
+            let nameCompare = string("nameCompare"), let manufacturerBlob = string("manufacturerBlob"),
+            let manufacturerMask = string("manufacturerMask"), let serviceBlob = string("serviceBlob"),
+            let serviceMask = string("serviceMask"), let range = string("range"), let ssid = string("ssid"),
+            let ssidPrefix = string("ssidPrefix"), let options = integer("options", as: UInt8.self)
         else { return nil }
         record.company = company
         record.service = service

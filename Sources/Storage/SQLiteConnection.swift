@@ -120,7 +120,8 @@ final class SQLiteConnection {
             case .blob(let value):
                 result = value.withUnsafeBytes { bytes in
                     // A non-nil pointer even for an empty array, so that [] stays a blob, not NULL.
-                    sqlite3_bind_blob(statement, position, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
+                    sqlite3_bind_blob(
+                        statement, position, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count), Self.transient)
                 }
             }
             guard result == SQLITE_OK else { throw error(result, "cannot bind parameter \(position)") }

@@ -18,45 +18,49 @@ enum StoreSchema {
 
     static let migrations: [Migration] = [
         // 1: accessories, registrations and the meta flags.
-        Migration(version: 1, sql: """
-            PRAGMA application_id = \(applicationID);
-            CREATE TABLE meta (
-                key TEXT PRIMARY KEY NOT NULL,
-                value TEXT NOT NULL
-            ) STRICT, WITHOUT ROWID;
-            -- id is the 48-bit identity address (printf('%012X', id) shows it as in topics).
-            CREATE TABLE accessories (
-                id INTEGER PRIMARY KEY NOT NULL,
-                display_name TEXT NOT NULL,
-                product TEXT NOT NULL,
-                state INTEGER NOT NULL,
-                bluetooth_identifier TEXT NOT NULL,
-                ssid TEXT,
-                bridging_identifier BLOB,
-                descriptor TEXT NOT NULL,
-                updated_at INTEGER NOT NULL
-            ) STRICT;
-            -- Deferred, so the writes of one engine step may arrive in any order in a transaction.
-            CREATE TABLE registrations (
-                accessory_id INTEGER PRIMARY KEY NOT NULL
-                    REFERENCES accessories(id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
-                capabilities INTEGER NOT NULL,
-                placement TEXT,
-                primary_source INTEGER,
-                secondary_source INTEGER,
-                invalidated INTEGER NOT NULL,
-                updated_at INTEGER NOT NULL
-            ) STRICT;
-            """),
+        Migration(
+            version: 1,
+            sql: """
+                PRAGMA application_id = \(applicationID);
+                CREATE TABLE meta (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    value TEXT NOT NULL
+                ) STRICT, WITHOUT ROWID;
+                -- id is the 48-bit identity address (printf('%012X', id) shows it as in topics).
+                CREATE TABLE accessories (
+                    id INTEGER PRIMARY KEY NOT NULL,
+                    display_name TEXT NOT NULL,
+                    product TEXT NOT NULL,
+                    state INTEGER NOT NULL,
+                    bluetooth_identifier TEXT NOT NULL,
+                    ssid TEXT,
+                    bridging_identifier BLOB,
+                    descriptor TEXT NOT NULL,
+                    updated_at INTEGER NOT NULL
+                ) STRICT;
+                -- Deferred, so the writes of one engine step may arrive in any order in a transaction.
+                CREATE TABLE registrations (
+                    accessory_id INTEGER PRIMARY KEY NOT NULL
+                        REFERENCES accessories(id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+                    capabilities INTEGER NOT NULL,
+                    placement TEXT,
+                    primary_source INTEGER,
+                    secondary_source INTEGER,
+                    invalidated INTEGER NOT NULL,
+                    updated_at INTEGER NOT NULL
+                ) STRICT;
+                """),
         // 2: the ordered connected sources per accessory (the bridge's source lists).
-        Migration(version: 2, sql: """
-            CREATE TABLE sources (
-                accessory_id INTEGER NOT NULL
-                    REFERENCES accessories(id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
-                position INTEGER NOT NULL,
-                source INTEGER NOT NULL,
-                PRIMARY KEY (accessory_id, position)
-            ) STRICT, WITHOUT ROWID;
-            """),
+        Migration(
+            version: 2,
+            sql: """
+                CREATE TABLE sources (
+                    accessory_id INTEGER NOT NULL
+                        REFERENCES accessories(id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+                    position INTEGER NOT NULL,
+                    source INTEGER NOT NULL,
+                    PRIMARY KEY (accessory_id, position)
+                ) STRICT, WITHOUT ROWID;
+                """),
     ]
 }

@@ -16,7 +16,8 @@ public enum AccessoryReportParser {
     ) -> Result<AccessoryReport, TelemetryRejection> {
         do throws(TelemetryRejection) {
             guard payload.count <= TelemetryLimits.maximumPayloadSize else {
-                throw TelemetryRejection(.payloadTooLarge, "payload of \(payload.count) bytes exceeds \(TelemetryLimits.maximumPayloadSize)")
+                throw TelemetryRejection(
+                    .payloadTooLarge, "payload of \(payload.count) bytes exceeds \(TelemetryLimits.maximumPayloadSize)")
             }
             var registers = false
             return .success(try parseReport(payload, accessory: accessory, gateway: gateway, registers: &registers))
@@ -29,7 +30,9 @@ public enum AccessoryReportParser {
     }
 
     /// Parses a report payload given as an array.
-    public static func parse(_ payload: [UInt8], accessory: BluetoothAddress, gateway: String?) -> Result<AccessoryReport, TelemetryRejection> {
+    public static func parse(
+        _ payload: [UInt8], accessory: BluetoothAddress, gateway: String?
+    ) -> Result<AccessoryReport, TelemetryRejection> {
         payload.withUnsafeBytes { parse($0, accessory: accessory, gateway: gateway) }
     }
 
@@ -46,7 +49,8 @@ public enum AccessoryReportParser {
         payload.withUnsafeBytes { bytes in
             do throws(TelemetryRejection) {
                 guard bytes.count <= TelemetryLimits.maximumPayloadSize else {
-                    throw TelemetryRejection(.payloadTooLarge, "payload of \(bytes.count) bytes exceeds \(TelemetryLimits.maximumPayloadSize)")
+                    throw TelemetryRejection(
+                        .payloadTooLarge, "payload of \(bytes.count) bytes exceeds \(TelemetryLimits.maximumPayloadSize)")
                 }
                 var registers = false
                 let report = try parseReport(bytes, accessory: accessory, gateway: nil, registers: &registers)
@@ -84,16 +88,27 @@ public enum AccessoryReportParser {
                 return
             }
             // Byte comparisons: building a String per key would dominate the cost.
-            if scanner.string(key, equals: "placement") { placement = value }
-            else if scanner.string(key, equals: "worn") { worn = value }
-            else if scanner.string(key, equals: "hardware") { hardware = value }
-            else if scanner.string(key, equals: "sources") { sources = value }
-            else if scanner.string(key, equals: "source_connected") { connected = value }
-            else if scanner.string(key, equals: "source_disconnected") { disconnected = value }
-            else if scanner.string(key, equals: "preferred_source") { preferred = value }
-            else if scanner.string(key, equals: "rssi") { rssi = value }
-            else if scanner.string(key, equals: "battery") { battery = value }
-            else if scanner.string(key, equals: "capabilities") { capabilities = true }
+            if scanner.string(key, equals: "placement") {
+                placement = value
+            } else if scanner.string(key, equals: "worn") {
+                worn = value
+            } else if scanner.string(key, equals: "hardware") {
+                hardware = value
+            } else if scanner.string(key, equals: "sources") {
+                sources = value
+            } else if scanner.string(key, equals: "source_connected") {
+                connected = value
+            } else if scanner.string(key, equals: "source_disconnected") {
+                disconnected = value
+            } else if scanner.string(key, equals: "preferred_source") {
+                preferred = value
+            } else if scanner.string(key, equals: "rssi") {
+                rssi = value
+            } else if scanner.string(key, equals: "battery") {
+                battery = value
+            } else if scanner.string(key, equals: "capabilities") {
+                capabilities = true
+            }
         }
         if capabilities {
             registers = true
@@ -103,7 +118,9 @@ public enum AccessoryReportParser {
         var changes: [AccessoryReport.Change] = []
         if let text = try fields.string(placement, "placement") {
             guard let value = AccessoryControlDevice.Placement(rawValue: text) else {
-                throw TelemetryRejection(.invalidValue, "unknown placement \(JSONFields.excerpt(text)); expected inEar, onHead, overTheEar or offHead", field: "placement")
+                throw TelemetryRejection(
+                    .invalidValue, "unknown placement \(JSONFields.excerpt(text)); expected inEar, onHead, overTheEar or offHead",
+                    field: "placement")
             }
             changes.append(.placement(value))
         }
@@ -111,7 +128,9 @@ public enum AccessoryReportParser {
         var hardwareType: HardwareType?
         if let text = try fields.string(hardware, "hardware") {
             guard let value = HardwareType(rawValue: text) else {
-                throw TelemetryRejection(.invalidValue, "unknown hardware \(JSONFields.excerpt(text)); expected inEarBud, onEarHeadphone or overEarHeadphone", field: "hardware")
+                throw TelemetryRejection(
+                    .invalidValue, "unknown hardware \(JSONFields.excerpt(text)); expected inEarBud, onEarHeadphone or overEarHeadphone",
+                    field: "hardware")
             }
             hardwareType = value
         }

@@ -49,7 +49,9 @@ public struct AdvertisingData: Hashable, Sendable {
 
     private mutating func apply(type: UInt8, body: ArraySlice<UInt8>, offset: Int) throws(TelemetryRejection) {
         func require(_ condition: Bool, _ what: String) throws(TelemetryRejection) {
-            guard condition else { throw Self.malformed("AD type 0x\(Hex.encode([type])) at offset \(offset): \(what), got \(body.count) bytes") }
+            guard condition else {
+                throw Self.malformed("AD type 0x\(Hex.encode([type])) at offset \(offset): \(what), got \(body.count) bytes")
+            }
         }
         switch type {
         case 0x01:
@@ -79,10 +81,13 @@ public struct AdvertisingData: Hashable, Sendable {
             txPower = Int(Int8(bitPattern: body.first!))
         case 0x16:
             try require(body.count >= 2, "16-bit service data needs a UUID")
-            serviceData.append(ServiceData(uuid: BluetoothUUID(shortValue: Self.littleEndian16(body, at: body.startIndex)), data: Array(body.dropFirst(2))))
+            serviceData.append(
+                ServiceData(uuid: BluetoothUUID(shortValue: Self.littleEndian16(body, at: body.startIndex)), data: Array(body.dropFirst(2)))
+            )
         case 0x20:
             try require(body.count >= 4, "32-bit service data needs a UUID")
-            serviceData.append(ServiceData(uuid: BluetoothUUID(uuid32: Self.littleEndian32(body, at: body.startIndex)), data: Array(body.dropFirst(4))))
+            serviceData.append(
+                ServiceData(uuid: BluetoothUUID(uuid32: Self.littleEndian32(body, at: body.startIndex)), data: Array(body.dropFirst(4))))
         case 0x21:
             try require(body.count >= 16, "128-bit service data needs a UUID")
             serviceData.append(ServiceData(uuid: Self.uuid128(body.prefix(16)), data: Array(body.dropFirst(16))))

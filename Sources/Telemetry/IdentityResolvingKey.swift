@@ -1,5 +1,4 @@
 import AccessoryKit
-
 import CCrypto
 
 /// A 128-bit Identity Resolving Key, which lets aabridge recognise an accessory behind its

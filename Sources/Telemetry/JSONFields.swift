@@ -48,7 +48,8 @@ struct JSONFields {
         guard let number = try number(value, field) else { return nil }
         let range = TelemetryLimits.rssiRange
         guard number.isFinite, number > Double(range.lowerBound) - 0.5, number < Double(range.upperBound) + 0.5 else {
-            throw TelemetryRejection(.rssiOutOfRange, "'\(field)' \(number) dBm is outside \(range.lowerBound)...\(range.upperBound)", field: field)
+            throw TelemetryRejection(
+                .rssiOutOfRange, "'\(field)' \(number) dBm is outside \(range.lowerBound)...\(range.upperBound)", field: field)
         }
         // Half away from zero, as `rounded()` would, without depending on libm (not linked by every product).
         return Int(number < 0 ? number - 0.5 : number + 0.5)
@@ -71,11 +72,13 @@ struct JSONFields {
     func address(_ value: JSONScanner.Value?, _ field: String) throws(TelemetryRejection) -> BluetoothAddress? {
         guard let value else { return nil }
         guard case .string(let ref) = value else { throw wrongType(field, value, expected: "an address string") }
-        let address: BluetoothAddress? = ref.hasEscapes
+        let address: BluetoothAddress? =
+            ref.hasEscapes
             ? scanner.decodedBytes(ref).withUnsafeBytes { BluetoothAddress.parse($0) }
             : BluetoothAddress.parse(scanner.rawBytes(ref))
         guard let address else {
-            throw TelemetryRejection(.invalidAddress, "'\(field)' is not a Bluetooth address: \(Self.excerpt(scanner.string(ref)))", field: field)
+            throw TelemetryRejection(
+                .invalidAddress, "'\(field)' is not a Bluetooth address: \(Self.excerpt(scanner.string(ref)))", field: field)
         }
         return address
     }

@@ -94,7 +94,9 @@ struct JSONScanner {
 
     /// Whether a string (a key, typically) equals an ASCII literal.
     func string(_ ref: StringRef, equals literal: StaticString) -> Bool {
-        if ref.hasEscapes { return decodedBytes(ref).elementsEqual(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)) }
+        if ref.hasEscapes {
+            return decodedBytes(ref).elementsEqual(UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
+        }
         let count = literal.utf8CodeUnitCount
         guard ref.end - ref.start == count else { return false }
         let literalStart = literal.utf8Start

@@ -9,11 +9,14 @@ extension TelemetryParser {
     /// (`brand`, `model`, `distance`, ...) are ignored. A message without `id` is the gateway's own
     /// configuration on the bare `BTtoMQTT` topic; `{"id","state":"offline"}` without `rssi` is a
     /// tracker leaving this gateway's range.
-    static func parseOpenMQTTGateway(_ payload: UnsafeRawBufferPointer, gateway: String, receivedAt: Int64) throws(TelemetryRejection) -> TelemetryMessage {
+    static func parseOpenMQTTGateway(
+        _ payload: UnsafeRawBufferPointer, gateway: String, receivedAt: Int64
+    ) throws(TelemetryRejection) -> TelemetryMessage {
         var id, macType, rssi, txPower, name, manufacturer, serviceData, serviceUUID, state: JSONScanner.Value?
         let fields = try JSONFields.scanObject(payload) { scanner, key, value in
             if key.hasEscapes {
-                Self.matchEscapedKey(scanner, key, value, &id, &rssi, &name, &state, &txPower, &macType, &serviceData, &serviceUUID, &manufacturer)
+                Self.matchEscapedKey(
+                    scanner, key, value, &id, &rssi, &name, &state, &txPower, &macType, &serviceData, &serviceUUID, &manufacturer)
                 return
             }
             // Dispatch on length first so most keys cost at most one comparison.
@@ -44,14 +47,17 @@ extension TelemetryParser {
         advertisement.name = try fields.string(name, "name")
         if let raw = try fields.hex(manufacturer, "manufacturerdata") {
             guard let data = ManufacturerData(raw: raw) else {
-                throw TelemetryRejection(.invalidHex, "'manufacturerdata' has \(raw.count) byte(s), needs a 2-byte company identifier", field: "manufacturerdata")
+                throw TelemetryRejection(
+                    .invalidHex, "'manufacturerdata' has \(raw.count) byte(s), needs a 2-byte company identifier", field: "manufacturerdata"
+                )
             }
             advertisement.manufacturerData = [data]
         }
         let data = try fields.hex(serviceData, "servicedata")
         if let uuidText = try fields.string(serviceUUID, "servicedatauuid") {
             guard let uuid = BluetoothUUID(uuidText) else {
-                throw TelemetryRejection(.invalidUUID, "'servicedatauuid' \(JSONFields.excerpt(uuidText)) is not a UUID", field: "servicedatauuid")
+                throw TelemetryRejection(
+                    .invalidUUID, "'servicedatauuid' \(JSONFields.excerpt(uuidText)) is not a UUID", field: "servicedatauuid")
             }
             // Service data without its UUID cannot be attributed to a service, so it is dropped.
             if let data { advertisement.serviceData = [ServiceData(uuid: uuid, data: data)] }

@@ -5,7 +5,9 @@ extension TelemetryParser {
     /// `{"details":{"mac":"001A22092C9A","p":"<raw advertisement hex>","RSSI":-70}}`; the raw
     /// advertisement is parsed into its AD structures. Other `BLE` messages (device lists without
     /// `details`) carry no advertisement and are ignored.
-    static func parseTasmota(_ payload: UnsafeRawBufferPointer, gateway: String, receivedAt: Int64) throws(TelemetryRejection) -> TelemetryMessage {
+    static func parseTasmota(
+        _ payload: UnsafeRawBufferPointer, gateway: String, receivedAt: Int64
+    ) throws(TelemetryRejection) -> TelemetryMessage {
         var details: JSONScanner.Value?
         let fields = try JSONFields.scanObject(payload) { scanner, key, value in
             if scanner.string(key, equals: "details") { details = value }
@@ -15,9 +17,13 @@ extension TelemetryParser {
         var mac, raw, rssi: JSONScanner.Value?
         fields.scanner.forEachMember(ofObject: range) { key, value in
             let scanner = fields.scanner
-            if scanner.string(key, equals: "mac") { mac = value }
-            else if scanner.string(key, equals: "p") { raw = value }
-            else if scanner.string(key, equals: "RSSI") || scanner.string(key, equals: "rssi") { rssi = value }
+            if scanner.string(key, equals: "mac") {
+                mac = value
+            } else if scanner.string(key, equals: "p") {
+                raw = value
+            } else if scanner.string(key, equals: "RSSI") || scanner.string(key, equals: "rssi") {
+                rssi = value
+            }
         }
         guard let macValue = mac else { throw TelemetryRejection(.missingField, "'details' has no 'mac'", field: "mac") }
         guard case .string(let macRef) = macValue else { throw fields.wrongType("mac", macValue, expected: "an address string") }

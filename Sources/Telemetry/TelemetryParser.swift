@@ -20,7 +20,10 @@ public struct TelemetryParser: Hashable, Sendable {
     ///   - statusTopic: Status topic filter; `nil` takes the format's default.
     ///   - baseTopic: `mqtt.base_topic`, for the native format's default topic.
     ///   - name: The configured gateway label.
-    public init(format: GatewayFormat, topic: TopicPattern? = nil, statusTopic: TopicPattern? = nil, baseTopic: String = "aabridge", name: String? = nil) {
+    public init(
+        format: GatewayFormat, topic: TopicPattern? = nil, statusTopic: TopicPattern? = nil, baseTopic: String = "aabridge",
+        name: String? = nil
+    ) {
         self.format = format
         // The defaults are valid filters unless the base topic itself contains a wildcard, which
         // the configuration rejects; fall back to a filter that matches nothing rather than trap.
@@ -41,7 +44,8 @@ public struct TelemetryParser: Hashable, Sendable {
     /// Parses a message whose payload is borrowed (e.g. straight from the MQTT client's buffer).
     public func parse(topic: String, payload: UnsafeRawBufferPointer, receivedAt: Int64) -> TelemetryMessage {
         guard payload.count <= TelemetryLimits.maximumPayloadSize else {
-            return .rejected(TelemetryRejection(.payloadTooLarge, "payload of \(payload.count) bytes exceeds \(TelemetryLimits.maximumPayloadSize)"))
+            return .rejected(
+                TelemetryRejection(.payloadTooLarge, "payload of \(payload.count) bytes exceeds \(TelemetryLimits.maximumPayloadSize)"))
         }
         if let statusTopic, let captures = statusTopic.match(topic) {
             return Self.parseStatus(payload, gateway: captures.first ?? name, receivedAt: receivedAt)
@@ -53,7 +57,9 @@ public struct TelemetryParser: Hashable, Sendable {
         let result: Result<TelemetryMessage, TelemetryRejection>
         switch format {
         case .openmqttgateway, .theengs:
-            result = Result { () throws(TelemetryRejection) in try Self.parseOpenMQTTGateway(payload, gateway: gateway, receivedAt: receivedAt) }
+            result = Result { () throws(TelemetryRejection) in
+                try Self.parseOpenMQTTGateway(payload, gateway: gateway, receivedAt: receivedAt)
+            }
         case .espresense:
             result = Result { () throws(TelemetryRejection) in try Self.parseESPresense(payload, gateway: gateway, receivedAt: receivedAt) }
         case .tasmota:

@@ -22,12 +22,16 @@ enum CoreBenchmark {
         let sources = (0..<sourceCount).map { BluetoothAddress(rawValue: 0x1122_0000_0000 | UInt64($0)) }
         var registrations: [BluetoothAddress: Registration] = [:]
         let accessories = ids.enumerated().map { index, id in
-            registrations[id] = Registration(configuration: .init(
-                devicePlacement: .offHead, deviceCapabilities: [.audioSwitching, .placement],
-                primaryAudioSourceDeviceIdentifier: sources[index % sourceCount]))
-            return Accessory(id: id, displayName: "Buds \(index)", product: product.name, descriptor: product.descriptor, state: .authorized)
+            registrations[id] = Registration(
+                configuration: .init(
+                    devicePlacement: .offHead, deviceCapabilities: [.audioSwitching, .placement],
+                    primaryAudioSourceDeviceIdentifier: sources[index % sourceCount]))
+            return Accessory(
+                id: id, displayName: "Buds \(index)", product: product.name, descriptor: product.descriptor, state: .authorized)
         }
-        var engine = BridgeEngine(configuration: configuration, restored: RestoredState(accessories: accessories, registrations: registrations, migrationComplete: true))
+        var engine = BridgeEngine(
+            configuration: configuration,
+            restored: RestoredState(accessories: accessories, registrations: registrations, migrationComplete: true))
         var now = Timestamp(milliseconds: 1_800_000_000_000)
         _ = engine.handle(.activate, at: now)
 
@@ -46,18 +50,26 @@ enum CoreBenchmark {
                 workload.append(.sighting(AdvertisementSighting(gateway: gateway, address: id, rssi: -60, manufacturerData: manufacturer)))
             case 60..<70:
                 let unknown = BluetoothAddress(rawValue: 0xFFEE_0000_0000 | (rng.next() & 0xFFFF))
-                workload.append(.sighting(AdvertisementSighting(gateway: gateway, address: unknown, rssi: -80, manufacturerData: manufacturer)))
+                workload.append(
+                    .sighting(AdvertisementSighting(gateway: gateway, address: unknown, rssi: -80, manufacturerData: manufacturer)))
             case 70..<80:
-                workload.append(.sighting(AdvertisementSighting(gateway: gateway, address: id, rssi: -55, manufacturerData: manufacturer,
-                                                                decoded: .init(worn: rng.next() % 2 == 0))))
+                workload.append(
+                    .sighting(
+                        AdvertisementSighting(
+                            gateway: gateway, address: id, rssi: -55, manufacturerData: manufacturer,
+                            decoded: .init(worn: rng.next() % 2 == 0))))
             case 80..<90:
                 workload.append(.report(AccessoryReport(accessory: id, gateway: gateway, changes: [.rssi(-50)])))
             case 90..<96:
-                workload.append(.report(AccessoryReport(accessory: id, gateway: gateway, changes: [.worn(rng.next() % 2 == 0, hardware: nil)])))
+                workload.append(
+                    .report(AccessoryReport(accessory: id, gateway: gateway, changes: [.worn(rng.next() % 2 == 0, hardware: nil)])))
             default:
                 let source = sources[Int(rng.next() % UInt64(sourceCount))]
-                workload.append(.report(AccessoryReport(accessory: id, gateway: gateway,
-                                                        changes: [rng.next() % 2 == 0 ? .sourceConnected(source) : .sourceDisconnected(source)])))
+                workload.append(
+                    .report(
+                        AccessoryReport(
+                            accessory: id, gateway: gateway,
+                            changes: [rng.next() % 2 == 0 ? .sourceConnected(source) : .sourceDisconnected(source)])))
             }
         }
 
@@ -93,9 +105,11 @@ enum CoreBenchmark {
         let median = sorted[sorted.count / 2]
 
         print("core.inputs_per_s \(Int(best)) inputs/s")
-        print("core: \(rounds) rounds of \(inputsPerRound) inputs (80% sightings incl. 10% unknown addresses and 10% with a wear reading, 20% reports) "
-              + "against \(accessoryCount) registered accessories, one core: best \(Int(best)) inputs/s, median \(Int(median)) inputs/s "
-              + "(\(format3(1e9 / best)) ns/input); \(outputs) outputs, \(decisions) decisions, \(engine.routes.count) sources routed at the end")
+        print(
+            "core: \(rounds) rounds of \(inputsPerRound) inputs (80% sightings incl. 10% unknown addresses and 10% with a wear reading, 20% reports) "
+                + "against \(accessoryCount) registered accessories, one core: best \(Int(best)) inputs/s, median \(Int(median)) inputs/s "
+                + "(\(format3(1e9 / best)) ns/input); \(outputs) outputs, \(decisions) decisions, \(engine.routes.count) sources routed at the end"
+        )
     }
 
     private static func format3(_ value: Double) -> String {

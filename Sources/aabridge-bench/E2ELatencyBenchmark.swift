@@ -34,7 +34,11 @@ enum E2ELatencyBenchmark {
         try await probe.subscribe("aabridge/accessory/\(targetTopicID)/decision", qos: .atLeastOnce)
         try await probe.subscribe("bench/pong", qos: .atLeastOnce)
         bridge.start()
-        guard await arrivals.wait(timeout: 30, until: { $0.contains { $0.topic == "aabridge/bridge/state" && E2E.object($0.payload)?["state"]?.stringValue == "online" } }) else {
+        guard
+            await arrivals.wait(
+                timeout: 30,
+                until: { $0.contains { $0.topic == "aabridge/bridge/state" && E2E.object($0.payload)?["state"]?.stringValue == "online" } })
+        else {
             throw E2E.Failure("the bridge did not come online")
         }
 
@@ -53,7 +57,9 @@ enum E2ELatencyBenchmark {
         sender.enqueue(topic: telemetry, payload: Array(#"{"sources":["11:22:33:44:55:66"]}"#.utf8), qos: .atLeastOnce)
         try await Task.sleep(for: .milliseconds(200))
 
-        print("e2e-latency: route change -> decision, debounce 0, \(noDelay ? samples : samples / 3) samples per load, \(background) background accessories, broker set_tcp_nodelay \(noDelay)")
+        print(
+            "e2e-latency: route change -> decision, debounce 0, \(noDelay ? samples : samples / 3) samples per load, \(background) background accessories, broker set_tcp_nodelay \(noDelay)"
+        )
         for load in loads {
             // Background load on its own thread until the samples are done.
             let running = Atomic<Bool>(true)
@@ -95,8 +101,10 @@ enum E2ELatencyBenchmark {
                 line.append("\(name) \(E2E.format(b)) us (echo \(E2E.format(e)), added \(E2E.format(b - e)))")
             }
             print("e2e.latency_missed_at_\(label) \(missed) samples")
-            print("e2e-latency at \(label) msg/s background: " + line.joined(separator: ", ")
-                + "; max \(E2E.format(bridgeLatencies.last ?? .nan)) us; \(bridgeLatencies.count) samples, \(missed) without a decision within 1 s")
+            print(
+                "e2e-latency at \(label) msg/s background: " + line.joined(separator: ", ")
+                    + "; max \(E2E.format(bridgeLatencies.last ?? .nan)) us; \(bridgeLatencies.count) samples, \(missed) without a decision within 1 s"
+            )
         }
 
         echoTask.cancel()

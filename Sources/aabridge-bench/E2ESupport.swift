@@ -23,8 +23,10 @@ enum E2E {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-bench-broker-\(UUID().uuidString)").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             port = try FreePort.find()
-            var lines = ["persistence false", "log_dest file \(directory)/mosquitto.log", "log_type error", "log_type warning",
-                         "user root", "per_listener_settings false", "max_queued_messages 100000", "allow_anonymous true"]
+            var lines = [
+                "persistence false", "log_dest file \(directory)/mosquitto.log", "log_type error", "log_type warning",
+                "user root", "per_listener_settings false", "max_queued_messages 100000", "allow_anonymous true",
+            ]
             if noDelay { lines.append("set_tcp_nodelay true") }
             lines.append("listener \(port) 127.0.0.1")
             try (lines.joined(separator: "\n") + "\n").write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
@@ -69,11 +71,19 @@ enum E2E {
             writes.reserveCapacity(2 * accessories + 1)
             for n in 0..<accessories {
                 let id = E2E.accessoryID(n)
-                writes.append(.upsertAccessory(Accessory(id: id, displayName: "Bench \(n)", product: E2E.productName,
-                                                         descriptor: E2E.descriptor, state: .authorized)))
-                writes.append(.upsertRegistration(id, Registration(configuration: .init(
-                    devicePlacement: .offHead, deviceCapabilities: [.audioSwitching, .placement],
-                    primaryAudioSourceDeviceIdentifier: AccessoryKit.BluetoothAddress(rawValue: 0x1122_3300_0000 | UInt64(n % 64))))))
+                writes.append(
+                    .upsertAccessory(
+                        Accessory(
+                            id: id, displayName: "Bench \(n)", product: E2E.productName,
+                            descriptor: E2E.descriptor, state: .authorized)))
+                writes.append(
+                    .upsertRegistration(
+                        id,
+                        Registration(
+                            configuration: .init(
+                                devicePlacement: .offHead, deviceCapabilities: [.audioSwitching, .placement],
+                                primaryAudioSourceDeviceIdentifier: AccessoryKit.BluetoothAddress(
+                                    rawValue: 0x1122_3300_0000 | UInt64(n % 64))))))
             }
             // In chunks, so 100,000 accessories do not build one giant statement list.
             var start = 0

@@ -38,8 +38,8 @@ enum E2EThroughputBenchmark {
     /// Pre-built messages: topic per publisher (gateway) and accessory, payload per accessory and RSSI.
     final class Stream: Sendable {
         let accessories: Int
-        let topics: [[String]]      // [publisher][accessory]
-        let payloads: [[[UInt8]]]   // [accessory][rssi variant]
+        let topics: [[String]] // [publisher][accessory]
+        let payloads: [[[UInt8]]] // [accessory][rssi variant]
 
         init(prefix: String, accessories: Int, publishers: Int) {
             self.accessories = accessories
@@ -84,7 +84,11 @@ enum E2EThroughputBenchmark {
         try await probe.subscribe("aabridge/bridge/state", qos: .atLeastOnce)
         try await probe.subscribe("aabridge/bridge/response/health", qos: .atLeastOnce)
         bridge.start()
-        guard await responses.wait(timeout: 30, until: { $0.contains { $0.topic == "aabridge/bridge/state" && E2E.object($0.payload)?["state"]?.stringValue == "online" } }) else {
+        guard
+            await responses.wait(
+                timeout: 30,
+                until: { $0.contains { $0.topic == "aabridge/bridge/state" && E2E.object($0.payload)?["state"]?.stringValue == "online" } })
+        else {
             throw E2E.Failure("the bridge did not come online")
         }
 
@@ -97,7 +101,11 @@ enum E2EThroughputBenchmark {
         var publisherClients: [MQTTClient] = []
         for p in 0..<publishers { publisherClients.append(try await E2E.client(broker, "bench-gw\(p)")) }
         let clients = publisherClients
-        defer { Task { for client in clients { await client.disconnect() }; await plain.disconnect(); await probe.disconnect() } }
+        defer {
+            Task {
+                for client in clients { await client.disconnect() }; await plain.disconnect(); await probe.disconnect()
+            }
+        }
 
         let bridgeStream = Stream(prefix: "home", accessories: accessories, publishers: publishers)
         let plainStream = Stream(prefix: "prob", accessories: accessories, publishers: publishers)
@@ -108,7 +116,8 @@ enum E2EThroughputBenchmark {
         func health() async throws -> JSONValue {
             transaction += 1
             let before = responses.snapshot().filter { $0.topic == responseTopic }.count
-            try await probe.publishAcknowledged(topic: "aabridge/bridge/request/health", string: #"{"transaction":\#(transaction)}"#, qos: .atLeastOnce)
+            try await probe.publishAcknowledged(
+                topic: "aabridge/bridge/request/health", string: #"{"transaction":\#(transaction)}"#, qos: .atLeastOnce)
             var found: JSONValue?
             let tx = transaction
             _ = await responses.wait(timeout: 60) { arrivals in
@@ -141,7 +150,8 @@ enum E2EThroughputBenchmark {
                                 let (topic, payload) = stream.message(publisher: p, index: i)
                                 client.enqueue(topic: topic, payload: payload, qos: qos)
                             }
-                            client.enqueue(topic: requestTopic, payload: Array(#"{"transaction":\#(tag * 100 + p)}"#.utf8), qos: .atLeastOnce)
+                            client.enqueue(
+                                topic: requestTopic, payload: Array(#"{"transaction":\#(tag * 100 + p)}"#.utf8), qos: .atLeastOnce)
                         }
                     }
                 }
@@ -159,7 +169,8 @@ enum E2EThroughputBenchmark {
             transaction += 1
             let tag = transaction
             transaction += 1
-            let publishSeconds = await publish(bridgeStream, requestTopic: "aabridge/bridge/request/health", count: count, qos: qos, rate: rate, tag: tag)
+            let publishSeconds = await publish(
+                bridgeStream, requestTopic: "aabridge/bridge/request/health", count: count, qos: qos, rate: rate, tag: tag)
             let timeout = max(20, Double(count) / 5_000)
             var end = E2E.nanoseconds()
             let completed = await responses.wait(timeout: timeout) { arrivals in
@@ -177,8 +188,9 @@ enum E2EThroughputBenchmark {
             let rejected = (after["telemetry_rejected"]?.intValue ?? 0) - rejected0
             let sent = (count / publishers) * publishers
             let lost = max(0, sent + publishers - received) + rejected
-            return RunResult(messages: sent, seconds: Double(end - start) / 1e9, publishSeconds: publishSeconds, lost: lost, completed: completed,
-                             cpuMicrosecondsPerMessage: cpu * 1e6 / Double(sent))
+            return RunResult(
+                messages: sent, seconds: Double(end - start) / 1e9, publishSeconds: publishSeconds, lost: lost, completed: completed,
+                cpuMicrosecondsPerMessage: cpu * 1e6 / Double(sent))
         }
 
         func measurePlain(count: Int, qos: MQTTQoS, rate: Double?) async throws -> RunResult {
@@ -188,7 +200,8 @@ enum E2EThroughputBenchmark {
             let cpu0 = E2E.processCPUSeconds()
             let start = E2E.nanoseconds()
             transaction += 2
-            let publishSeconds = await publish(plainStream, requestTopic: "prob/bridge/request/health", count: count, qos: qos, rate: rate, tag: transaction)
+            let publishSeconds = await publish(
+                plainStream, requestTopic: "prob/bridge/request/health", count: count, qos: qos, rate: rate, tag: transaction)
             // Done when everything arrived, or when nothing more arrived for two seconds.
             var lastCount = counter.count
             var lastChange = E2E.nanoseconds()
@@ -204,12 +217,15 @@ enum E2EThroughputBenchmark {
             }
             let received = counter.count - base
             let cpu = E2E.processCPUSeconds() - cpu0
-            return RunResult(messages: sent, seconds: Double(counter.lastArrival - start) / 1e9, publishSeconds: publishSeconds,
-                             lost: max(0, expected - received), completed: received >= expected,
-                             cpuMicrosecondsPerMessage: cpu * 1e6 / Double(sent))
+            return RunResult(
+                messages: sent, seconds: Double(counter.lastArrival - start) / 1e9, publishSeconds: publishSeconds,
+                lost: max(0, expected - received), completed: received >= expected,
+                cpuMicrosecondsPerMessage: cpu * 1e6 / Double(sent))
         }
 
-        print("e2e-throughput: \(accessories) registered accessories, \(publishers) OpenMQTTGateway publishers, \(messagesPerRun) messages per run")
+        print(
+            "e2e-throughput: \(accessories) registered accessories, \(publishers) OpenMQTTGateway publishers, \(messagesPerRun) messages per run"
+        )
 
         // Warm-up: every accessory sighted once (first sightings make them available, which
         // publishes retained state), then a short run of each kind.
@@ -226,9 +242,11 @@ enum E2EThroughputBenchmark {
         for repetition in 0..<repetitions {
             let b = try await measureBridge(count: messagesPerRun, qos: .atLeastOnce, rate: nil)
             let s = try await measurePlain(count: messagesPerRun, qos: .atLeastOnce, rate: nil)
-            print("  qos1 run \(repetition + 1): bridge \(E2E.format(b.rate, 0)) msg/s (lost \(b.lost)\(b.completed ? "" : ", INCOMPLETE"); publishers took \(E2E.format(b.publishSeconds, 2)) s), "
-                + "plain \(E2E.format(s.rate, 0)) msg/s (lost \(s.lost)); ratio \(E2E.format(b.rate / s.rate, 3)); "
-                + "process CPU per message: bridge run \(E2E.format(b.cpuMicrosecondsPerMessage, 2)) us, plain run \(E2E.format(s.cpuMicrosecondsPerMessage, 2)) us")
+            print(
+                "  qos1 run \(repetition + 1): bridge \(E2E.format(b.rate, 0)) msg/s (lost \(b.lost)\(b.completed ? "" : ", INCOMPLETE"); publishers took \(E2E.format(b.publishSeconds, 2)) s), "
+                    + "plain \(E2E.format(s.rate, 0)) msg/s (lost \(s.lost)); ratio \(E2E.format(b.rate / s.rate, 3)); "
+                    + "process CPU per message: bridge run \(E2E.format(b.cpuMicrosecondsPerMessage, 2)) us, plain run \(E2E.format(s.cpuMicrosecondsPerMessage, 2)) us"
+            )
             cpuBridge.append(b.cpuMicrosecondsPerMessage)
             cpuPlain.append(s.cpuMicrosecondsPerMessage)
             if b.lost == 0 && b.completed { bridgeRates.append(b.rate) }
@@ -247,7 +265,9 @@ enum E2EThroughputBenchmark {
         // QoS 0 flat out: the loss when the publishers outrun the consumer.
         let b0 = try await measureBridge(count: messagesPerRun, qos: .atMostOnce, rate: nil)
         let s0 = try await measurePlain(count: messagesPerRun, qos: .atMostOnce, rate: nil)
-        print("  qos0 flat out: bridge \(E2E.format(b0.rate, 0)) msg/s lost \(b0.lost); plain \(E2E.format(s0.rate, 0)) msg/s lost \(s0.lost); publishers took \(E2E.format(b0.publishSeconds, 2)) s")
+        print(
+            "  qos0 flat out: bridge \(E2E.format(b0.rate, 0)) msg/s lost \(b0.lost); plain \(E2E.format(s0.rate, 0)) msg/s lost \(s0.lost); publishers took \(E2E.format(b0.publishSeconds, 2)) s"
+        )
 
         // QoS 0 paced ladder: the highest offered rate the consumer keeps up with for two
         // seconds with zero loss (finishing within 10% + 100 ms of the publishers, so buffering
@@ -268,7 +288,8 @@ enum E2EThroughputBenchmark {
                     break
                 }
                 if result.seconds > result.publishSeconds * 1.1 + 0.1 {
-                    note = "fell behind at \(Int(rate)) msg/s (done after \(E2E.format(result.seconds, 2)) s for \(E2E.format(result.publishSeconds, 2)) s of publishing)"
+                    note =
+                        "fell behind at \(Int(rate)) msg/s (done after \(E2E.format(result.seconds, 2)) s for \(E2E.format(result.publishSeconds, 2)) s of publishing)"
                     break
                 }
                 best = rate
@@ -279,7 +300,8 @@ enum E2EThroughputBenchmark {
         let (plainSustained, plainNote) = try await ladder(measurePlain)
         print("e2e.qos0_bridge_sustained_msgs_per_s_\(label) \(E2E.format(bridgeSustained, 0)) msg/s")
         print("e2e.qos0_plain_sustained_msgs_per_s_\(label) \(E2E.format(plainSustained, 0)) msg/s")
-        print("""
+        print(
+            """
             e2e-throughput (\(accessories) accessories): QoS 1 zero-loss bridge \(bridgeRates.map { E2E.format($0, 0) }.joined(separator: "/")) msg/s \
             vs plain subscriber \(plainRates.map { E2E.format($0, 0) }.joined(separator: "/")) msg/s, \
             ratio \(ratios.map { E2E.format($0, 3) }.joined(separator: "/")); \

@@ -28,9 +28,10 @@ enum MemoryBenchmark {
             print("memory.rss_kib_\(label) \(sample.rssKiB) KiB")
             print("memory.peak_rss_kib_\(label) \(sample.peakKiB) KiB")
             print("memory.startup_ms_\(label) \(E2E.format(sample.startupSeconds * 1000)) ms")
-            print("memory (\(accessories) accessories): RSS \(E2E.format(Double(sample.rssKiB) / 1024)) MiB, "
-                + "peak \(E2E.format(Double(sample.peakKiB) / 1024)) MiB, online after \(E2E.format(sample.startupSeconds * 1000)) ms, "
-                + "startup publishing settled after \(E2E.format(sample.settledSeconds * 1000)) ms")
+            print(
+                "memory (\(accessories) accessories): RSS \(E2E.format(Double(sample.rssKiB) / 1024)) MiB, "
+                    + "peak \(E2E.format(Double(sample.peakKiB) / 1024)) MiB, online after \(E2E.format(sample.startupSeconds * 1000)) ms, "
+                    + "startup publishing settled after \(E2E.format(sample.settledSeconds * 1000)) ms")
             if accessories == 10_000 {
                 startup10k.append(sample.startupSeconds)
                 for _ in 0..<4 {
@@ -41,7 +42,9 @@ enum MemoryBenchmark {
         if !startup10k.isEmpty {
             startup10k.sort()
             print("memory.startup_ms_10000_median \(E2E.format(startup10k[startup10k.count / 2] * 1000)) ms")
-            print("startup with 10,000 registrations, spawn to retained online: \(startup10k.map { E2E.format($0 * 1000) }.joined(separator: "/")) ms (5 runs, warm page cache)")
+            print(
+                "startup with 10,000 registrations, spawn to retained online: \(startup10k.map { E2E.format($0 * 1000) }.joined(separator: "/")) ms (5 runs, warm page cache)"
+            )
         }
     }
 
@@ -54,8 +57,9 @@ enum MemoryBenchmark {
         try await probe.subscribe("aabridge/#", qos: .atLeastOnce)
 
         let start = E2E.nanoseconds()
-        let child = try ChildProcess(path: executable, arguments: ["run", "--config", configuration],
-                                     output: workspace.directory + "/aabridge.log")
+        let child = try ChildProcess(
+            path: executable, arguments: ["run", "--config", configuration],
+            output: workspace.directory + "/aabridge.log")
         defer { child.stop() }
         var online: UInt64?
         _ = await arrivals.wait(timeout: 120, pollMicroseconds: 200) { list in
@@ -96,8 +100,9 @@ enum MemoryBenchmark {
             guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(key + ":") }) else { return -1 }
             return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? -1
         }
-        let sample = Sample(rssKiB: kib("VmRSS"), peakKiB: kib("VmHWM"),
-                            startupSeconds: Double(online - start) / 1e9, settledSeconds: Double(settled - start) / 1e9)
+        let sample = Sample(
+            rssKiB: kib("VmRSS"), peakKiB: kib("VmHWM"),
+            startupSeconds: Double(online - start) / 1e9, settledSeconds: Double(settled - start) / 1e9)
         await probe.disconnect()
         return sample
     }

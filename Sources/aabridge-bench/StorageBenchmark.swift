@@ -15,22 +15,26 @@ enum StorageBenchmark {
 
         let store = try AccessoryStore(path: path)
         let accessories = (0..<count).map { n in
-            Accessory(id: BluetoothAddress(rawValue: 0x00A0_0000_0000 + UInt64(n)), displayName: "Accessory \(n)", product: "Acme Buds",
-                      descriptor: DiscoveryDescriptor(bluetoothCompanyIdentifier: 0x004C, bluetoothServiceUUID: BluetoothUUID("FE2C"),
-                                                      bluetoothNameSubstring: "Acme", supportedOptions: [.bluetoothPairingLE]),
-                      state: .authorized, bluetoothTransportBridgingIdentifier: [1, 2, 3, 4, 5, 6])
+            Accessory(
+                id: BluetoothAddress(rawValue: 0x00A0_0000_0000 + UInt64(n)), displayName: "Accessory \(n)", product: "Acme Buds",
+                descriptor: DiscoveryDescriptor(
+                    bluetoothCompanyIdentifier: 0x004C, bluetoothServiceUUID: BluetoothUUID("FE2C"),
+                    bluetoothNameSubstring: "Acme", supportedOptions: [.bluetoothPairingLE]),
+                state: .authorized, bluetoothTransportBridgingIdentifier: [1, 2, 3, 4, 5, 6])
         }
         func registration(_ n: Int, _ round: Int) -> Registration {
             let placements = AccessoryControlDevice.Placement.allCases
-            return Registration(configuration: .init(
-                devicePlacement: placements[(n + round) % placements.count], deviceCapabilities: [.audioSwitching, .placement],
-                primaryAudioSourceDeviceIdentifier: BluetoothAddress(rawValue: 0x00B0_0000_0000 + UInt64(n % 64)),
-                secondaryAudioSourceDeviceIdentifier: n % 2 == 0 ? nil : BluetoothAddress(rawValue: 0x00B0_0000_1000 + UInt64(n % 64))))
+            return Registration(
+                configuration: .init(
+                    devicePlacement: placements[(n + round) % placements.count], deviceCapabilities: [.audioSwitching, .placement],
+                    primaryAudioSourceDeviceIdentifier: BluetoothAddress(rawValue: 0x00B0_0000_0000 + UInt64(n % 64)),
+                    secondaryAudioSourceDeviceIdentifier: n % 2 == 0 ? nil : BluetoothAddress(rawValue: 0x00B0_0000_1000 + UInt64(n % 64))))
         }
         // Populate in one transaction (not what is measured).
-        try store.apply(accessories.enumerated().flatMap { n, accessory in
-            [StorageWrite.upsertAccessory(accessory), .upsertRegistration(accessory.id, registration(n, 0))]
-        })
+        try store.apply(
+            accessories.enumerated().flatMap { n, accessory in
+                [StorageWrite.upsertAccessory(accessory), .upsertRegistration(accessory.id, registration(n, 0))]
+            })
 
         // (a) One durable commit per acknowledged registration, for about two seconds.
         var commits = 0
@@ -71,7 +75,8 @@ enum StorageBenchmark {
         print("storage.registrations_per_s \(format(perSecond)) commits/s")
         print("storage.load_10000_ms \(format(loadMedian)) ms")
         print("storage.open_and_load_10000_ms \(format(openMedian)) ms")
-        print("""
+        print(
+            """
             storage: \(commits) durable registration commits in \(format(seconds(elapsed))) s \
             (\(format(1000 / perSecond)) ms each: WAL, synchronous=FULL, one transaction per request); \
             load of \(count) accessories + \(count) registrations: median \(format(loadMedian)) ms, \

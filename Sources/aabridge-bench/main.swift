@@ -5,7 +5,10 @@ let benchmarks: [(name: String, summary: String, run: () async throws -> Void)] 
     ("core", "engine throughput with 10,000 registered accessories", CoreBenchmark.run),
     ("telemetry", "parse throughput per gateway format", TelemetryBenchmark.run),
     ("storage", "registrations committed/s and load time for 10,000 accessories", StorageBenchmark.run),
-    ("e2e-throughput", "real mosquitto, OpenMQTTGateway publishers -> bridge vs a plain subscriber (QoS 1 and 0)", E2EThroughputBenchmark.run),
+    (
+        "e2e-throughput", "real mosquitto, OpenMQTTGateway publishers -> bridge vs a plain subscriber (QoS 1 and 0)",
+        E2EThroughputBenchmark.run
+    ),
     ("e2e-latency", "route-changing telemetry -> decision, p50/p99/p99.9 at 100 and 5,000 msg/s background", E2ELatencyBenchmark.run),
     ("memory", "RSS of aabridge run with 0/1k/10k/100k accessories; startup time at 10k", MemoryBenchmark.run),
 ]

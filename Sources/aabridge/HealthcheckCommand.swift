@@ -75,7 +75,9 @@ enum HealthcheckCommand {
         (state, health) = await waiter.value
         timeout.cancel()
         await mqtt.disconnect()
-        guard let state else { return .failure(Reason(message: "no retained \(topics.bridgeState): the bridge never ran against this broker")) }
+        guard let state else {
+            return .failure(Reason(message: "no retained \(topics.bridgeState): the bridge never ran against this broker"))
+        }
         guard state["state"]?.stringValue == "online" else {
             return .failure(Reason(message: "\(topics.bridgeState) is \(state["state"]?.stringValue ?? "unknown")"))
         }
@@ -85,7 +87,8 @@ enum HealthcheckCommand {
         let age = Date().timeIntervalSince1970 - time
         let limit = Double(configuration.health.intervalSeconds * 3)
         guard age <= limit else {
-            return .failure(Reason(message: "\(topics.bridgeHealth) is \(Int(age)) s old (limit \(Int(limit)) s): the bridge is stuck or gone"))
+            return .failure(
+                Reason(message: "\(topics.bridgeHealth) is \(Int(age)) s old (limit \(Int(limit)) s): the bridge is stuck or gone"))
         }
         return .success("online, health \(Int(age)) s old, uptime \(health["uptime_s"]?.intValue ?? 0) s")
     }

@@ -11,7 +11,7 @@ enum RunCommand {
         let store: AccessoryStore
         do {
             store = try AccessoryStore(path: configuration.storage.path)
-        } catch where error.code == .readOnly {
+        } catch  where error.code == .readOnly {
             // Read-only storage: keep serving what is stored; every change is refused with
             // `unknown` instead of being acknowledged and lost.
             do {

@@ -65,23 +65,24 @@ enum SimulateCommand {
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("//") { continue }
-            let where_ = "\(path):\(index + 1)"
+            let location = "\(path):\(index + 1)"
             let value: JSONValue
             do {
                 value = try JSONParser.parse(line)
             } catch {
-                throw ScenarioError(message: "\(where_): \(error.description)")
+                throw ScenarioError(message: "\(location): \(error.description)")
             }
             guard let topic = value["topic"]?.stringValue, !topic.isEmpty, !topic.contains("+"), !topic.contains("#") else {
-                throw ScenarioError(message: "\(where_): 'topic' must be a topic name without wildcards")
+                throw ScenarioError(message: "\(location): 'topic' must be a topic name without wildcards")
             }
             let delay = value["delay_ms"]?.intValue ?? 0
-            guard delay >= 0 else { throw ScenarioError(message: "\(where_): 'delay_ms' must not be negative") }
-            let payload: [UInt8] = switch value["payload"] {
-            case .string(let text)?: Array(text.utf8)
-            case nil, .null?: []
-            case let other?: other.bytes
-            }
+            guard delay >= 0 else { throw ScenarioError(message: "\(location): 'delay_ms' must not be negative") }
+            let payload: [UInt8] =
+                switch value["payload"] {
+                case .string(let text)?: Array(text.utf8)
+                case nil, .null?: []
+                case let other?: other.bytes
+                }
             steps.append(Step(line: index + 1, delayMilliseconds: delay, topic: topic, payload: payload))
         }
         return steps

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryKit
 
 @Suite("Discovery descriptor validation")
@@ -12,14 +13,41 @@ struct DescriptorValidationTests {
         ("bluetooth without identifier", D(bluetoothRange: .immediate), .bluetoothNeedsIdentifier, "bluetooth_company_identifier"),
         ("name without identifier", D(bluetoothNameSubstring: "Acme"), .nameSubstringNeedsIdentifier, "bluetooth_name_substring"),
         ("empty name", D(bluetoothCompanyIdentifier: 0x004C, bluetoothNameSubstring: ""), .nameSubstringEmpty, "bluetooth_name_substring"),
-        ("manufacturer blob without mask", D(bluetoothCompanyIdentifier: 0x004C, bluetoothManufacturerDataBlob: [1]), .manufacturerBlobWithoutMask, "bluetooth_manufacturer_data_mask"),
-        ("manufacturer mask without blob", D(bluetoothCompanyIdentifier: 0x004C, bluetoothManufacturerDataMask: [1]), .manufacturerMaskWithoutBlob, "bluetooth_manufacturer_data_blob"),
-        ("manufacturer lengths differ", D(bluetoothCompanyIdentifier: 0x004C, bluetoothManufacturerDataBlob: [1, 2], bluetoothManufacturerDataMask: [1]), .manufacturerBlobMaskLength, "bluetooth_manufacturer_data_mask"),
-        ("manufacturer data without company", D(bluetoothServiceUUID: fe2c, bluetoothManufacturerDataBlob: [1], bluetoothManufacturerDataMask: [1]), .manufacturerDataNeedsCompanyIdentifier, "bluetooth_company_identifier"),
-        ("service blob without mask", D(bluetoothServiceUUID: fe2c, bluetoothServiceDataBlob: [1]), .serviceBlobWithoutMask, "bluetooth_service_data_mask"),
-        ("service mask without blob", D(bluetoothServiceUUID: fe2c, bluetoothServiceDataMask: [1]), .serviceMaskWithoutBlob, "bluetooth_service_data_blob"),
-        ("service lengths differ", D(bluetoothServiceUUID: fe2c, bluetoothServiceDataBlob: [1], bluetoothServiceDataMask: [1, 2]), .serviceBlobMaskLength, "bluetooth_service_data_mask"),
-        ("service data without service", D(bluetoothCompanyIdentifier: 0x004C, bluetoothServiceDataBlob: [1], bluetoothServiceDataMask: [1]), .serviceDataNeedsServiceUUID, "bluetooth_service_uuid"),
+        (
+            "manufacturer blob without mask", D(bluetoothCompanyIdentifier: 0x004C, bluetoothManufacturerDataBlob: [1]),
+            .manufacturerBlobWithoutMask, "bluetooth_manufacturer_data_mask"
+        ),
+        (
+            "manufacturer mask without blob", D(bluetoothCompanyIdentifier: 0x004C, bluetoothManufacturerDataMask: [1]),
+            .manufacturerMaskWithoutBlob, "bluetooth_manufacturer_data_blob"
+        ),
+        (
+            "manufacturer lengths differ",
+            D(bluetoothCompanyIdentifier: 0x004C, bluetoothManufacturerDataBlob: [1, 2], bluetoothManufacturerDataMask: [1]),
+            .manufacturerBlobMaskLength, "bluetooth_manufacturer_data_mask"
+        ),
+        (
+            "manufacturer data without company",
+            D(bluetoothServiceUUID: fe2c, bluetoothManufacturerDataBlob: [1], bluetoothManufacturerDataMask: [1]),
+            .manufacturerDataNeedsCompanyIdentifier, "bluetooth_company_identifier"
+        ),
+        (
+            "service blob without mask", D(bluetoothServiceUUID: fe2c, bluetoothServiceDataBlob: [1]), .serviceBlobWithoutMask,
+            "bluetooth_service_data_mask"
+        ),
+        (
+            "service mask without blob", D(bluetoothServiceUUID: fe2c, bluetoothServiceDataMask: [1]), .serviceMaskWithoutBlob,
+            "bluetooth_service_data_blob"
+        ),
+        (
+            "service lengths differ", D(bluetoothServiceUUID: fe2c, bluetoothServiceDataBlob: [1], bluetoothServiceDataMask: [1, 2]),
+            .serviceBlobMaskLength, "bluetooth_service_data_mask"
+        ),
+        (
+            "service data without service",
+            D(bluetoothCompanyIdentifier: 0x004C, bluetoothServiceDataBlob: [1], bluetoothServiceDataMask: [1]),
+            .serviceDataNeedsServiceUUID, "bluetooth_service_uuid"
+        ),
         ("ssid and prefix", D(ssid: "Acme-1", ssidPrefix: "Acme"), .ssidAndPrefix, "ssid_prefix"),
         ("empty ssid", D(ssid: ""), .ssidEmpty, "ssid"),
         ("empty ssid prefix", D(ssidPrefix: ""), .ssidPrefixEmpty, "ssid_prefix"),
@@ -32,31 +60,53 @@ struct DescriptorValidationTests {
         #expect(errors.contains { $0.rule == rule && $0.field == field }, "\(Self.broken[row].0): \(errors)")
     }
 
-    @Test("valid descriptors give no error", arguments: [
-        D(bluetoothCompanyIdentifier: 0x004C),
-        D(bluetoothServiceUUID: fe2c),
-        D(bluetoothCompanyIdentifier: 0x004C, bluetoothNameSubstring: "Acme", bluetoothManufacturerDataBlob: [7], bluetoothManufacturerDataMask: [0xFF]),
-        D(bluetoothServiceUUID: fe2c, bluetoothServiceDataBlob: [1, 2], bluetoothServiceDataMask: [0xFF, 0]),
-        D(ssid: "Acme-1"),
-        D(ssidPrefix: "Acme"),
-    ])
+    @Test(
+        "valid descriptors give no error",
+        arguments: [
+            D(bluetoothCompanyIdentifier: 0x004C),
+            D(bluetoothServiceUUID: fe2c),
+            D(
+                bluetoothCompanyIdentifier: 0x004C, bluetoothNameSubstring: "Acme", bluetoothManufacturerDataBlob: [7],
+                bluetoothManufacturerDataMask: [0xFF]),
+            D(bluetoothServiceUUID: fe2c, bluetoothServiceDataBlob: [1, 2], bluetoothServiceDataMask: [0xFF, 0]),
+            D(ssid: "Acme-1"),
+            D(ssidPrefix: "Acme"),
+        ])
     func validHasNoError(descriptor: D) {
         #expect(descriptor.validate(against: nil).isEmpty)
     }
 
     @Test func allErrorsAreReportedAtOnce() {
-        let descriptor = D(bluetoothNameSubstring: "Acme", bluetoothManufacturerDataBlob: [1, 2], bluetoothManufacturerDataMask: [1], ssid: "a", ssidPrefix: "b")
+        let descriptor = D(
+            bluetoothNameSubstring: "Acme", bluetoothManufacturerDataBlob: [1, 2], bluetoothManufacturerDataMask: [1], ssid: "a",
+            ssidPrefix: "b")
         let rules = Set(descriptor.validate(against: nil).map(\.rule))
-        #expect(rules.isSuperset(of: [.bluetoothNeedsIdentifier, .nameSubstringNeedsIdentifier, .manufacturerBlobMaskLength, .manufacturerDataNeedsCompanyIdentifier, .ssidAndPrefix]))
+        #expect(
+            rules.isSuperset(of: [
+                .bluetoothNeedsIdentifier, .nameSubstringNeedsIdentifier, .manufacturerBlobMaskLength,
+                .manufacturerDataNeedsCompanyIdentifier, .ssidAndPrefix,
+            ]))
     }
 
     /// The declaration (Info.plist analog) must cover what each descriptor uses.
     static let undeclared: [(String, D, SetupDeclaration, DescriptorError.Rule)] = [
-        ("bluetooth not in supports", D(bluetoothCompanyIdentifier: 0x004C), SetupDeclaration(supports: [.wifi], bluetoothCompanyIdentifiers: [0x004C]), .bluetoothNotDeclared),
+        (
+            "bluetooth not in supports", D(bluetoothCompanyIdentifier: 0x004C),
+            SetupDeclaration(supports: [.wifi], bluetoothCompanyIdentifiers: [0x004C]), .bluetoothNotDeclared
+        ),
         ("wifi not in supports", D(ssid: "Acme-1"), SetupDeclaration(supports: [.bluetooth]), .wifiNotDeclared),
-        ("company not declared", D(bluetoothCompanyIdentifier: 0x004C), SetupDeclaration(supports: [.bluetooth], bluetoothCompanyIdentifiers: [0x0A12]), .companyIdentifierNotDeclared),
-        ("service not declared", D(bluetoothServiceUUID: fe2c), SetupDeclaration(supports: [.bluetooth], bluetoothServices: [BluetoothUUID("180F")!]), .serviceUUIDNotDeclared),
-        ("name not declared", D(bluetoothServiceUUID: fe2c, bluetoothNameSubstring: "Acme"), SetupDeclaration(supports: [.bluetooth], bluetoothServices: [fe2c], bluetoothNames: ["Other"]), .nameSubstringNotDeclared),
+        (
+            "company not declared", D(bluetoothCompanyIdentifier: 0x004C),
+            SetupDeclaration(supports: [.bluetooth], bluetoothCompanyIdentifiers: [0x0A12]), .companyIdentifierNotDeclared
+        ),
+        (
+            "service not declared", D(bluetoothServiceUUID: fe2c),
+            SetupDeclaration(supports: [.bluetooth], bluetoothServices: [BluetoothUUID("180F")!]), .serviceUUIDNotDeclared
+        ),
+        (
+            "name not declared", D(bluetoothServiceUUID: fe2c, bluetoothNameSubstring: "Acme"),
+            SetupDeclaration(supports: [.bluetooth], bluetoothServices: [fe2c], bluetoothNames: ["Other"]), .nameSubstringNotDeclared
+        ),
     ]
 
     @Test("the setup declaration must declare what descriptors use", arguments: undeclared.indices)

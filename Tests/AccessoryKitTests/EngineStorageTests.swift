@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryKit
 
 /// The storage writes are everything the runtime needs to restart into the same state.
@@ -45,7 +46,9 @@ struct EngineStorageTests {
         store.apply(harness.log)
         var restarted = Harness(Fixtures.configuration(migrations: migrations), restored: store.restored)
         #expect(restarted.engine.accessories == harness.engine.accessories)
-        #expect(restarted.engine.registry.registrations == harness.engine.registry.registrations.filter { harness.engine.session.accessories[$0.key] != nil })
+        #expect(
+            restarted.engine.registry.registrations
+                == harness.engine.registry.registrations.filter { harness.engine.session.accessories[$0.key] != nil })
         #expect(restarted.engine.migrationComplete)
         // The restored engine behaves like the original.
         let on = restarted.report(a, .worn(true, hardware: nil))

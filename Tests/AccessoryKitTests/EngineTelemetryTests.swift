@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryKit
 
 @Suite("Engine: extension role, telemetry and roles")
@@ -53,13 +54,30 @@ struct EngineTelemetryTests {
         #expect(harness.request(.current(a), role: .extension).controlErrorCode == .invalidRequest)
     }
 
-    static let gated: [(String, AccessoryControlDevice.Capabilities, AccessoryReport.Change, AccessoryControlDevice.Error.Code, AccessoryControlDevice.Error.Field)] = [
-        ("placement on audioSwitching-only", AccessoryControlDevice.Capabilities.audioSwitching, AccessoryReport.Change.placement(.inEar), AccessoryControlDevice.Error.Code.accessoryNotCapable, AccessoryControlDevice.Error.Field.devicePlacement),
-        ("worn on audioSwitching-only", .audioSwitching, .worn(true, hardware: nil), .accessoryNotCapable, .devicePlacement),
-        ("sources on placement-only", .placement, .sourceConnected(Fixtures.phone), .accessoryNotCapable, .primaryAudioSourceDeviceIdentifier),
-        ("sources list on placement-only", .placement, .sources([Fixtures.phone]), .accessoryNotCapable, .primaryAudioSourceDeviceIdentifier),
-        ("duplicate sources", [.audioSwitching, .placement], .sources([Fixtures.phone, Fixtures.phone]), .invalidRequest, .secondaryAudioSourceDeviceIdentifier),
-    ]
+    static let gated:
+        [(
+            String, AccessoryControlDevice.Capabilities, AccessoryReport.Change, AccessoryControlDevice.Error.Code,
+            AccessoryControlDevice.Error.Field
+        )] = [
+            (
+                "placement on audioSwitching-only", AccessoryControlDevice.Capabilities.audioSwitching,
+                AccessoryReport.Change.placement(.inEar), AccessoryControlDevice.Error.Code.accessoryNotCapable,
+                AccessoryControlDevice.Error.Field.devicePlacement
+            ),
+            ("worn on audioSwitching-only", .audioSwitching, .worn(true, hardware: nil), .accessoryNotCapable, .devicePlacement),
+            (
+                "sources on placement-only", .placement, .sourceConnected(Fixtures.phone), .accessoryNotCapable,
+                .primaryAudioSourceDeviceIdentifier
+            ),
+            (
+                "sources list on placement-only", .placement, .sources([Fixtures.phone]), .accessoryNotCapable,
+                .primaryAudioSourceDeviceIdentifier
+            ),
+            (
+                "duplicate sources", [.audioSwitching, .placement], .sources([Fixtures.phone, Fixtures.phone]), .invalidRequest,
+                .secondaryAudioSourceDeviceIdentifier
+            ),
+        ]
 
     @Test("updates gated by registered capabilities", arguments: gated.indices)
     func gatedUpdate(row: Int) throws {
@@ -102,9 +120,17 @@ struct EngineTelemetryTests {
         var harness = Harness()
         harness.pairAndRegister(a, buds, placement: .inEar, primary: phone, secondary: laptop)
         harness.report(a, .placement(.offHead))
-        #expect(harness.configuration(a) == .init(devicePlacement: .offHead, deviceCapabilities: [.audioSwitching, .placement], primaryAudioSourceDeviceIdentifier: phone, secondaryAudioSourceDeviceIdentifier: laptop))
+        #expect(
+            harness.configuration(a)
+                == .init(
+                    devicePlacement: .offHead, deviceCapabilities: [.audioSwitching, .placement], primaryAudioSourceDeviceIdentifier: phone,
+                    secondaryAudioSourceDeviceIdentifier: laptop))
         harness.report(a, .sourceDisconnected(phone))
-        #expect(harness.configuration(a) == .init(devicePlacement: .offHead, deviceCapabilities: [.audioSwitching, .placement], primaryAudioSourceDeviceIdentifier: laptop))
+        #expect(
+            harness.configuration(a)
+                == .init(
+                    devicePlacement: .offHead, deviceCapabilities: [.audioSwitching, .placement], primaryAudioSourceDeviceIdentifier: laptop
+                ))
     }
 
     @Test func wornUsesTheReportedHardwareOverTheProducts() {

@@ -22,7 +22,8 @@ enum Fixtures {
     static let bridged = Product(
         name: "Bridged", hardware: .inEarBud, capabilities: [.audioSwitching, .placement], autoRegister: true,
         setupOptions: [.confirmAuthorization],
-        descriptor: DiscoveryDescriptor(bluetoothCompanyIdentifier: acmeCompany, bluetoothNameSubstring: "Acme", supportedOptions: [.bluetoothTransportBridging]))
+        descriptor: DiscoveryDescriptor(
+            bluetoothCompanyIdentifier: acmeCompany, bluetoothNameSubstring: "Acme", supportedOptions: [.bluetoothTransportBridging]))
 
     static let declaration = SetupDeclaration(
         supports: [.bluetooth], bluetoothServices: [fe2c], bluetoothNames: ["Acme"],
@@ -43,16 +44,22 @@ enum Fixtures {
     static let tv = BluetoothAddress("11:22:33:44:55:88")!
 
     /// An advertisement that matches `product`'s descriptor.
-    static func sighting(_ id: BluetoothAddress, for product: Product, rssi: Int = -60, gateway: String = "kitchen", decoded: AdvertisementSighting.Decoded? = nil) -> AdvertisementSighting {
+    static func sighting(
+        _ id: BluetoothAddress, for product: Product, rssi: Int = -60, gateway: String = "kitchen",
+        decoded: AdvertisementSighting.Decoded? = nil
+    ) -> AdvertisementSighting {
         switch product.name {
         case studio.name:
-            return AdvertisementSighting(gateway: gateway, address: id, rssi: rssi, name: "Acme Studio 7", serviceUUIDs: [fe2c], decoded: decoded)
+            return AdvertisementSighting(
+                gateway: gateway, address: id, rssi: rssi, name: "Acme Studio 7", serviceUUIDs: [fe2c], decoded: decoded)
         case buds.name:
-            return AdvertisementSighting(gateway: gateway, address: id, rssi: rssi, name: "AirPods",
-                                         manufacturerData: ManufacturerData(companyIdentifier: appleCompany, payload: [0x07, 0x19, 0x01]), decoded: decoded)
+            return AdvertisementSighting(
+                gateway: gateway, address: id, rssi: rssi, name: "AirPods",
+                manufacturerData: ManufacturerData(companyIdentifier: appleCompany, payload: [0x07, 0x19, 0x01]), decoded: decoded)
         default:
-            return AdvertisementSighting(gateway: gateway, address: id, rssi: rssi, name: "Acme Thing",
-                                         manufacturerData: ManufacturerData(companyIdentifier: acmeCompany, payload: [0x01]), decoded: decoded)
+            return AdvertisementSighting(
+                gateway: gateway, address: id, rssi: rssi, name: "Acme Thing",
+                manufacturerData: ManufacturerData(companyIdentifier: acmeCompany, payload: [0x01]), decoded: decoded)
         }
     }
 }
@@ -106,8 +113,12 @@ struct Harness {
         placement: AccessoryControlDevice.Placement? = nil, primary: BluetoothAddress? = nil, secondary: BluetoothAddress? = nil
     ) -> EngineStep {
         pair(id, product)
-        return request(.register(id, RegistrationRequest(
-            capabilities: capabilities ?? product.capabilities, placement: placement, primarySource: primary, secondarySource: secondary)))
+        return request(
+            .register(
+                id,
+                RegistrationRequest(
+                    capabilities: capabilities ?? product.capabilities, placement: placement, primarySource: primary,
+                    secondarySource: secondary)))
     }
 
     func configuration(_ id: BluetoothAddress) -> AccessoryControlDevice.Configuration? {

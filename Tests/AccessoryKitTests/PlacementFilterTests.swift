@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryKit
 
 @Suite("Placement filter")

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryKit
 
 /// Random input sequences (seeded SplitMix64) against invariants that must hold after every step.
@@ -16,19 +17,34 @@ struct PropertyTests {
         let advance: Int64 = [0, 0, 10, 100, 300, 600, 5_000, 130_000].randomElement(using: &rng)!
         let input: EngineInput
         switch Int.random(in: 0..<100, using: &rng) {
-        case 0..<12: input = .report(AccessoryReport(accessory: id, gateway: "gw", changes: [.worn(Bool.random(using: &rng), hardware: nil)]))
-        case 12..<18: input = .report(AccessoryReport(accessory: id, gateway: nil, changes: [.placement(AccessoryControlDevice.Placement.allCases.randomElement(using: &rng)!)]))
+        case 0..<12:
+            input = .report(AccessoryReport(accessory: id, gateway: "gw", changes: [.worn(Bool.random(using: &rng), hardware: nil)]))
+        case 12..<18:
+            input = .report(
+                AccessoryReport(
+                    accessory: id, gateway: nil,
+                    changes: [.placement(AccessoryControlDevice.Placement.allCases.randomElement(using: &rng)!)]))
         case 18..<28: input = .report(AccessoryReport(accessory: id, gateway: "gw", changes: [.sourceConnected(source)]))
         case 28..<34: input = .report(AccessoryReport(accessory: id, gateway: "gw", changes: [.sourceDisconnected(source)]))
         case 34..<38: input = .report(AccessoryReport(accessory: id, gateway: "gw", changes: [.preferredSource(source)]))
-        case 38..<42: input = .report(AccessoryReport(accessory: id, gateway: "gw", changes: [.sources(Array(sources.shuffled(using: &rng).prefix(Int.random(in: 0...3, using: &rng))))]))
-        case 42..<56: input = .sighting(Fixtures.sighting(id, for: product, decoded: Bool.random(using: &rng) ? .init(worn: Bool.random(using: &rng)) : nil))
+        case 38..<42:
+            input = .report(
+                AccessoryReport(
+                    accessory: id, gateway: "gw",
+                    changes: [.sources(Array(sources.shuffled(using: &rng).prefix(Int.random(in: 0...3, using: &rng))))]))
+        case 42..<56:
+            input = .sighting(
+                Fixtures.sighting(id, for: product, decoded: Bool.random(using: &rng) ? .init(worn: Bool.random(using: &rng)) : nil))
         case 56..<62: input = .request(.showPicker(products: nil, timeout: .default), role: .container)
         case 62..<70: input = .request(.selectCandidate(id, name: nil), role: .container)
         case 70..<78:
             let capabilities = product.capabilities
             let primary = Bool.random(using: &rng) ? source : nil
-            input = .request(.register(id, RegistrationRequest(capabilities: capabilities, primarySource: capabilities.contains(.audioSwitching) ? primary : nil)), role: .container)
+            input = .request(
+                .register(
+                    id,
+                    RegistrationRequest(capabilities: capabilities, primarySource: capabilities.contains(.audioSwitching) ? primary : nil)),
+                role: .container)
         case 78..<82: input = .request(.invalidate(id), role: .container)
         case 82..<84: input = .request(.remove(id), role: .container)
         case 84..<86: input = .request(.current(id), role: .extension)
@@ -76,7 +92,8 @@ struct PropertyTests {
             guard let registration = engine.registry[id], !registration.isInvalidated else { continue }
             let configuration = registration.configuration
             #expect(configuration.primaryAudioSourceDeviceIdentifier == record.tracker.primary, "seed \(seed): stale primary on \(id)")
-            #expect(configuration.secondaryAudioSourceDeviceIdentifier == record.tracker.secondary, "seed \(seed): stale secondary on \(id)")
+            #expect(
+                configuration.secondaryAudioSourceDeviceIdentifier == record.tracker.secondary, "seed \(seed): stale secondary on \(id)")
         }
         for output in step.outputs {
             if case .availabilityChanged(let id, available: false) = output {
@@ -88,7 +105,10 @@ struct PropertyTests {
         var expected: [BluetoothAddress: BluetoothAddress] = [:]
         for source in sources {
             let contenders = engine.records.keys.compactMap { id -> SwitchingPolicy.Contender? in
-                guard let isPrimary = SwitchingPolicy.eligibility(of: engine.registry[id], available: engine.records[id]!.available, for: source) else { return nil }
+                guard
+                    let isPrimary = SwitchingPolicy.eligibility(
+                        of: engine.registry[id], available: engine.records[id]!.available, for: source)
+                else { return nil }
                 return .init(accessory: id, isPrimary: isPrimary, wornSince: engine.records[id]!.wornSince)
             }
             expected[source] = SwitchingPolicy.choose(contenders)

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryKit
 
 @Suite("AccessoryControlDevice registry")
@@ -9,7 +10,9 @@ struct RegistryTests {
     let phone = Fixtures.phone
     let laptop = Fixtures.laptop
 
-    var authorized: Accessory { Accessory(id: id, displayName: "Buds", product: buds.name, descriptor: buds.descriptor, state: .authorized) }
+    var authorized: Accessory {
+        Accessory(id: id, displayName: "Buds", product: buds.name, descriptor: buds.descriptor, state: .authorized)
+    }
     let both: AccessoryControlDevice.Capabilities = [.audioSwitching, .placement]
 
     func registered(_ configuration: Configuration) throws -> AccessoryControlRegistry {
@@ -28,26 +31,61 @@ struct RegistryTests {
         }
     }
 
-    @Test("register refuses accessories the setup session has not authorized", arguments: [Accessory.State.unauthorized, .awaitingAuthorization])
+    @Test(
+        "register refuses accessories the setup session has not authorized",
+        arguments: [Accessory.State.unauthorized, .awaitingAuthorization])
     func registerNeedsAuthorized(state: Accessory.State) {
         var registry = AccessoryControlRegistry()
         var accessory = authorized
         accessory.state = state
-        let thrown = code { () throws(AccessoryControlDevice.Error) in try registry.register(accessory, Configuration(deviceCapabilities: [.audioSwitching]), hardware: both) }
+        let thrown = code { () throws(AccessoryControlDevice.Error) in
+            try registry.register(accessory, Configuration(deviceCapabilities: [.audioSwitching]), hardware: both)
+        }
         #expect(thrown == .invalidRequest)
         #expect(registry.registrations.isEmpty)
     }
 
     /// Each row breaks one register rule of domain.md.
-    static let registerRules: [(String, Configuration, AccessoryControlDevice.Capabilities, AccessoryControlDevice.Error.Code, AccessoryControlDevice.Error.Field?)] = [
-        ("empty capabilities", Configuration(deviceCapabilities: []), [.audioSwitching, .placement], .invalidRequest, .deviceCapabilities),
-        ("beyond hardware", Configuration(deviceCapabilities: [.audioSwitching, .placement]), [.audioSwitching], .accessoryNotCapable, .deviceCapabilities),
-        ("placement without capability", Configuration(devicePlacement: .inEar, deviceCapabilities: [.audioSwitching]), [.audioSwitching, .placement], .invalidRequest, .devicePlacement),
-        ("primary without audioSwitching", Configuration(deviceCapabilities: [.placement], primaryAudioSourceDeviceIdentifier: Fixtures.phone), [.audioSwitching, .placement], .invalidRequest, .primaryAudioSourceDeviceIdentifier),
-        ("secondary without audioSwitching", Configuration(deviceCapabilities: [.placement], secondaryAudioSourceDeviceIdentifier: Fixtures.phone), [.audioSwitching, .placement], .invalidRequest, .secondaryAudioSourceDeviceIdentifier),
-        ("secondary without primary", Configuration(deviceCapabilities: [.audioSwitching], secondaryAudioSourceDeviceIdentifier: Fixtures.phone), [.audioSwitching], .invalidRequest, .secondaryAudioSourceDeviceIdentifier),
-        ("primary == secondary", Configuration(deviceCapabilities: [.audioSwitching], primaryAudioSourceDeviceIdentifier: Fixtures.phone, secondaryAudioSourceDeviceIdentifier: Fixtures.phone), [.audioSwitching], .invalidRequest, .secondaryAudioSourceDeviceIdentifier),
-    ]
+    static let registerRules:
+        [(
+            String, Configuration, AccessoryControlDevice.Capabilities, AccessoryControlDevice.Error.Code,
+            AccessoryControlDevice.Error.Field?
+        )] = [
+            (
+                "empty capabilities", Configuration(deviceCapabilities: []), [.audioSwitching, .placement], .invalidRequest,
+                .deviceCapabilities
+            ),
+            (
+                "beyond hardware", Configuration(deviceCapabilities: [.audioSwitching, .placement]), [.audioSwitching],
+                .accessoryNotCapable, .deviceCapabilities
+            ),
+            (
+                "placement without capability", Configuration(devicePlacement: .inEar, deviceCapabilities: [.audioSwitching]),
+                [.audioSwitching, .placement], .invalidRequest, .devicePlacement
+            ),
+            (
+                "primary without audioSwitching",
+                Configuration(deviceCapabilities: [.placement], primaryAudioSourceDeviceIdentifier: Fixtures.phone),
+                [.audioSwitching, .placement], .invalidRequest, .primaryAudioSourceDeviceIdentifier
+            ),
+            (
+                "secondary without audioSwitching",
+                Configuration(deviceCapabilities: [.placement], secondaryAudioSourceDeviceIdentifier: Fixtures.phone),
+                [.audioSwitching, .placement], .invalidRequest, .secondaryAudioSourceDeviceIdentifier
+            ),
+            (
+                "secondary without primary",
+                Configuration(deviceCapabilities: [.audioSwitching], secondaryAudioSourceDeviceIdentifier: Fixtures.phone),
+                [.audioSwitching], .invalidRequest, .secondaryAudioSourceDeviceIdentifier
+            ),
+            (
+                "primary == secondary",
+                Configuration(
+                    deviceCapabilities: [.audioSwitching], primaryAudioSourceDeviceIdentifier: Fixtures.phone,
+                    secondaryAudioSourceDeviceIdentifier: Fixtures.phone), [.audioSwitching], .invalidRequest,
+                .secondaryAudioSourceDeviceIdentifier
+            ),
+        ]
 
     @Test("register rules", arguments: registerRules.indices)
     func registerRule(row: Int) {
@@ -78,7 +116,9 @@ struct RegistryTests {
 
     @Test func unknownCapabilityOrPlacementNamesAreInvalidRequest() {
         #expect(throws: AccessoryControlDevice.Error.self) { try RegistrationRequest(capabilities: ["teleport"]).configuration() }
-        #expect(throws: AccessoryControlDevice.Error.self) { try RegistrationRequest(capabilities: ["placement"], placement: "onShoulder").configuration() }
+        #expect(throws: AccessoryControlDevice.Error.self) {
+            try RegistrationRequest(capabilities: ["placement"], placement: "onShoulder").configuration()
+        }
     }
 
     @Test func placementCapabilityStartsOffHeadWhenNoneGiven() throws {
@@ -90,7 +130,9 @@ struct RegistryTests {
 
     @Test func registerIsContainerRoleOnly() {
         var registry = AccessoryControlRegistry()
-        let thrown = code { () throws(AccessoryControlDevice.Error) in try registry.register(authorized, Configuration(deviceCapabilities: [.audioSwitching]), hardware: both, role: .extension) }
+        let thrown = code { () throws(AccessoryControlDevice.Error) in
+            try registry.register(authorized, Configuration(deviceCapabilities: [.audioSwitching]), hardware: both, role: .extension)
+        }
         #expect(thrown == .invalidRequest)
         #expect(registry.registrations.isEmpty)
     }
@@ -99,14 +141,18 @@ struct RegistryTests {
         var registry = try registered(Configuration(deviceCapabilities: both))
         var configuration = try registry.current(for: authorized).configuration
         configuration.devicePlacement = .inEar
-        let thrown = code { () throws(AccessoryControlDevice.Error) in try registry.update(configuration, for: authorized, role: .container) }
+        let thrown = code { () throws(AccessoryControlDevice.Error) in try registry.update(configuration, for: authorized, role: .container)
+        }
         #expect(thrown == .invalidRequest)
         #expect(registry[id]?.configuration.devicePlacement == .offHead)
     }
 
     @Test func currentFailsForNeverRegisteredAndInvalidated() throws {
         let empty = AccessoryControlRegistry()
-        #expect(throws: AccessoryControlDevice.Error(.invalidRequest, operation: .current, field: .accessory, message: "accessory \(id) was never registered")) {
+        #expect(
+            throws: AccessoryControlDevice.Error(
+                .invalidRequest, operation: .current, field: .accessory, message: "accessory \(id) was never registered")
+        ) {
             try empty.current(for: authorized)
         }
         var registry = try registered(Configuration(deviceCapabilities: both))
@@ -121,17 +167,33 @@ struct RegistryTests {
     }
 
     /// Each row is one update rule: start from a registration, change the configuration, expect the error.
-    static let updateRules: [(String, AccessoryControlDevice.Capabilities, @Sendable (inout Configuration) -> Void, AccessoryControlDevice.Error.Code, AccessoryControlDevice.Error.Field?)] = [
-        ("placement without capability", [.audioSwitching], { $0.devicePlacement = .inEar }, .accessoryNotCapable, .devicePlacement),
-        ("primary without audioSwitching", [.placement], { $0.primaryAudioSourceDeviceIdentifier = Fixtures.phone }, .accessoryNotCapable, .primaryAudioSourceDeviceIdentifier),
-        ("changing capabilities", [.audioSwitching, .placement], { $0.deviceCapabilities = [.audioSwitching] }, .invalidRequest, .deviceCapabilities),
-        ("clearing placement", [.audioSwitching, .placement], { $0.devicePlacement = nil }, .invalidRequest, .devicePlacement),
-        ("secondary without primary", [.audioSwitching], { $0.secondaryAudioSourceDeviceIdentifier = Fixtures.phone }, .invalidRequest, .secondaryAudioSourceDeviceIdentifier),
-        ("primary == secondary", [.audioSwitching], {
-            $0.primaryAudioSourceDeviceIdentifier = Fixtures.phone
-            $0.secondaryAudioSourceDeviceIdentifier = Fixtures.phone
-        }, .invalidRequest, .secondaryAudioSourceDeviceIdentifier),
-    ]
+    static let updateRules:
+        [(
+            String, AccessoryControlDevice.Capabilities, @Sendable (inout Configuration) -> Void, AccessoryControlDevice.Error.Code,
+            AccessoryControlDevice.Error.Field?
+        )] = [
+            ("placement without capability", [.audioSwitching], { $0.devicePlacement = .inEar }, .accessoryNotCapable, .devicePlacement),
+            (
+                "primary without audioSwitching", [.placement], { $0.primaryAudioSourceDeviceIdentifier = Fixtures.phone },
+                .accessoryNotCapable, .primaryAudioSourceDeviceIdentifier
+            ),
+            (
+                "changing capabilities", [.audioSwitching, .placement], { $0.deviceCapabilities = [.audioSwitching] }, .invalidRequest,
+                .deviceCapabilities
+            ),
+            ("clearing placement", [.audioSwitching, .placement], { $0.devicePlacement = nil }, .invalidRequest, .devicePlacement),
+            (
+                "secondary without primary", [.audioSwitching], { $0.secondaryAudioSourceDeviceIdentifier = Fixtures.phone },
+                .invalidRequest, .secondaryAudioSourceDeviceIdentifier
+            ),
+            (
+                "primary == secondary", [.audioSwitching],
+                {
+                    $0.primaryAudioSourceDeviceIdentifier = Fixtures.phone
+                    $0.secondaryAudioSourceDeviceIdentifier = Fixtures.phone
+                }, .invalidRequest, .secondaryAudioSourceDeviceIdentifier
+            ),
+        ]
 
     @Test("update rules; on failure nothing changes", arguments: updateRules.indices)
     func updateRule(row: Int) throws {
@@ -179,9 +241,12 @@ struct RegistryTests {
     }
 
     @Test func registeringAgainReplacesTheRegistration() throws {
-        var registry = try registered(Configuration(devicePlacement: .inEar, deviceCapabilities: both, primaryAudioSourceDeviceIdentifier: phone))
-        try registry.register(authorized, Configuration(deviceCapabilities: [.audioSwitching], primaryAudioSourceDeviceIdentifier: laptop), hardware: both)
-        #expect(registry[id]?.configuration == Configuration(deviceCapabilities: [.audioSwitching], primaryAudioSourceDeviceIdentifier: laptop))
+        var registry = try registered(
+            Configuration(devicePlacement: .inEar, deviceCapabilities: both, primaryAudioSourceDeviceIdentifier: phone))
+        try registry.register(
+            authorized, Configuration(deviceCapabilities: [.audioSwitching], primaryAudioSourceDeviceIdentifier: laptop), hardware: both)
+        #expect(
+            registry[id]?.configuration == Configuration(deviceCapabilities: [.audioSwitching], primaryAudioSourceDeviceIdentifier: laptop))
     }
 
     @Test("nil invariants: no placement without .placement, no sources without .audioSwitching")
@@ -194,7 +259,9 @@ struct RegistryTests {
         #expect(placement[id]?.configuration.devicePlacement != nil)
     }
 
-    @Test("errors: four codes, each with a non-retry disposition; only invalidated carries the recovery", arguments: AccessoryControlDevice.Error.Code.allCases)
+    @Test(
+        "errors: four codes, each with a non-retry disposition; only invalidated carries the recovery",
+        arguments: AccessoryControlDevice.Error.Code.allCases)
     func errorDisposition(code: AccessoryControlDevice.Error.Code) {
         let expected: [AccessoryControlDevice.Error.Code: AccessoryControlDevice.Error.Disposition] = [
             .accessoryNotCapable: .correctCapability, .invalidRequest: .correctRequest,
@@ -203,6 +270,9 @@ struct RegistryTests {
         #expect(code.disposition == expected[code])
         let error = AccessoryControlDevice.Error(code, operation: .update, message: "x")
         #expect((error.recovery == .needsContainerRegistrationEvaluation) == (code == .invalidated))
-        #expect(AccessoryControlDevice.Error.Code.allCases.map(\.rawValue) == ["accessoryNotCapable", "invalidRequest", "invalidated", "unknown"])
+        #expect(
+            AccessoryControlDevice.Error.Code.allCases.map(\.rawValue) == [
+                "accessoryNotCapable", "invalidRequest", "invalidated", "unknown",
+            ])
     }
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryKit
 
 /// The seeds' AudioAccessoryKit review checklist (shared/reference/002_*.txt), one case per
@@ -26,7 +27,9 @@ struct ReviewChecklistTests {
             let late = harness.request(.register(a, RegistrationRequest(capabilities: [.audioSwitching])))
             return early.controlErrorCode == .invalidRequest && late.succeeded
         },
-        Item(line: "Both AccessorySetupKit and AudioAccessoryKit imported (analog: one engine drives the session and the registry together)") {
+        Item(
+            line: "Both AccessorySetupKit and AudioAccessoryKit imported (analog: one engine drives the session and the registry together)"
+        ) {
             var product = Fixtures.buds
             product.autoRegister = true
             var harness = Harness(Fixtures.configuration(products: [product]))
@@ -40,7 +43,8 @@ struct ReviewChecklistTests {
             harness.pair(a, buds)
             let asExtension = harness.request(.register(a, RegistrationRequest(capabilities: [.audioSwitching])), role: .extension)
             let asContainer = harness.request(.register(a, RegistrationRequest(capabilities: [.audioSwitching])), role: .container)
-            return asExtension.controlErrorCode == .invalidRequest && asContainer.result == .success(.configuration(.init(deviceCapabilities: [.audioSwitching])))
+            return asExtension.controlErrorCode == .invalidRequest
+                && asContainer.result == .success(.configuration(.init(deviceCapabilities: [.audioSwitching])))
         },
         Item(line: "App extension calls current(for:) and update(_:)") {
             var harness = Harness()
@@ -52,7 +56,8 @@ struct ReviewChecklistTests {
         Item(line: "Capabilities in the registration configuration match actual hardware support") {
             var harness = Harness()
             harness.pair(a, Fixtures.basic)
-            return harness.request(.register(a, RegistrationRequest(capabilities: [.audioSwitching, .placement]))).controlErrorCode == .accessoryNotCapable
+            return harness.request(.register(a, RegistrationRequest(capabilities: [.audioSwitching, .placement]))).controlErrorCode
+                == .accessoryNotCapable
                 && harness.request(.register(a, RegistrationRequest(capabilities: [.audioSwitching]))).succeeded
         },
         Item(line: "Updates only touch fields for capabilities declared during registration") {
@@ -95,7 +100,8 @@ struct ReviewChecklistTests {
         Item(line: "All AccessoryControlDevice.Error cases handled, including @unknown default") {
             let codes = AccessoryControlDevice.Error.Code.allCases
             let dispositions = Set(codes.map(\.disposition))
-            return codes.count == 4 && dispositions.count == 4 && AccessoryControlDevice.Error.Code(rawValue: "unknown")?.disposition == .surface
+            return codes.count == 4 && dispositions.count == 4
+                && AccessoryControlDevice.Error.Code(rawValue: "unknown")?.disposition == .surface
         },
         Item(line: "update(_:) calls use try await and handle errors (analog: a failed update is published and loses no state)") {
             var harness = Harness()

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryKit
 
 @Suite("AccessorySetupKit session")
@@ -66,12 +67,15 @@ struct SetupSessionTests {
         #expect(harness.request(.showPicker(products: nil, timeout: .default)).setupErrorCode == .invalidRequest)
     }
 
-    @Test("every operation on an invalidated session fails with invalidated", arguments: [
-        Request.showPicker(products: nil, timeout: .default), .selectCandidate(Fixtures.address(1), name: nil), .finishDiscovery,
-        .dismissPicker, .authorize(Fixtures.address(1)), .failAuthorization(Fixtures.address(1)), .rename(Fixtures.address(1), name: "x"),
-        .remove(Fixtures.address(1)), .register(Fixtures.address(1), RegistrationRequest(capabilities: [.audioSwitching])),
-        .current(Fixtures.address(1)), .invalidate(Fixtures.address(1)),
-    ])
+    @Test(
+        "every operation on an invalidated session fails with invalidated",
+        arguments: [
+            Request.showPicker(products: nil, timeout: .default), .selectCandidate(Fixtures.address(1), name: nil), .finishDiscovery,
+            .dismissPicker, .authorize(Fixtures.address(1)), .failAuthorization(Fixtures.address(1)),
+            .rename(Fixtures.address(1), name: "x"),
+            .remove(Fixtures.address(1)), .register(Fixtures.address(1), RegistrationRequest(capabilities: [.audioSwitching])),
+            .current(Fixtures.address(1)), .invalidate(Fixtures.address(1)),
+        ])
     func invalidatedSession(request: Request) {
         var harness = Harness()
         harness.pair(id, buds)
@@ -106,9 +110,11 @@ struct SetupSessionTests {
         #expect(harness.engine.picker == nil)
     }
 
-    @Test("discovery timeouts", arguments: [
-        (DiscoveryTimeout.default, Int64(30_000)), (.short, 60_000), (.medium, 120_000), (.long, 300_000), (.seconds(7), 7_000),
-    ])
+    @Test(
+        "discovery timeouts",
+        arguments: [
+            (DiscoveryTimeout.default, Int64(30_000)), (.short, 60_000), (.medium, 120_000), (.long, 300_000), (.seconds(7), 7_000),
+        ])
     func discoveryTimeout(timeout: DiscoveryTimeout, milliseconds: Int64) throws {
         var harness = Harness()
         harness.request(.showPicker(products: nil, timeout: timeout))
@@ -152,7 +158,9 @@ struct SetupSessionTests {
         var harness = Harness()
         harness.request(.showPicker(products: [buds.name], timeout: .default))
         #expect(harness.send(.sighting(Fixtures.sighting(id, for: Fixtures.studio))).events.isEmpty)
-        let noise = AdvertisementSighting(gateway: "gw", address: Fixtures.address(2), rssi: -60, manufacturerData: ManufacturerData(companyIdentifier: 0x0006, payload: []))
+        let noise = AdvertisementSighting(
+            gateway: "gw", address: Fixtures.address(2), rssi: -60,
+            manufacturerData: ManufacturerData(companyIdentifier: 0x0006, payload: []))
         #expect(harness.send(.sighting(noise)).events.isEmpty)
         #expect(harness.engine.picker?.candidates.isEmpty == true)
     }
@@ -182,10 +190,12 @@ struct SetupSessionTests {
         #expect(harness.engine.session.accessories.isEmpty)
     }
 
-    @Test("pairing -> (rename) -> added -> dismiss, always in this order", arguments: [
-        (String?.none, [SetupEvent.EventType.pickerSetupPairing, .accessoryAdded, .pickerDidDismiss]),
-        ("Alice's AirPods", [.pickerSetupPairing, .pickerSetupRename, .accessoryAdded, .pickerDidDismiss]),
-    ])
+    @Test(
+        "pairing -> (rename) -> added -> dismiss, always in this order",
+        arguments: [
+            (String?.none, [SetupEvent.EventType.pickerSetupPairing, .accessoryAdded, .pickerDidDismiss]),
+            ("Alice's AirPods", [.pickerSetupPairing, .pickerSetupRename, .accessoryAdded, .pickerDidDismiss]),
+        ])
     func selectionEventOrder(name: String?, expected: [SetupEvent.EventType]) throws {
         var harness = Harness()
         let step = harness.pair(id, buds, name: name)
@@ -195,7 +205,11 @@ struct SetupSessionTests {
         #expect(added.displayName == (name ?? "AirPods"))
         #expect(step.storage.contains(.upsertAccessory(added)))
         #expect(harness.engine.picker == nil)
-        if case .success(.accessory(let answered)) = step.result { #expect(answered == added) } else { Issue.record("no accessory in response") }
+        if case .success(.accessory(let answered)) = step.result {
+            #expect(answered == added)
+        } else {
+            Issue.record("no accessory in response")
+        }
     }
 
     @Test func renameNeedsTheRenameSetupOption() throws {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryKit
 
 @Suite("Switching policy and decisions")
@@ -31,16 +32,60 @@ struct SwitchingPolicyTests {
         #expect(SwitchingPolicy.choose([]) == nil)
     }
 
-    @Test("eligibility", arguments: [
-        ("worn primary", Registration(configuration: .init(devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement], primaryAudioSourceDeviceIdentifier: Fixtures.phone)), true, Bool?.some(true)),
-        ("worn secondary", Registration(configuration: .init(devicePlacement: .onHead, deviceCapabilities: [.audioSwitching, .placement], primaryAudioSourceDeviceIdentifier: Fixtures.laptop, secondaryAudioSourceDeviceIdentifier: Fixtures.phone)), true, false),
-        ("off head", Registration(configuration: .init(devicePlacement: .offHead, deviceCapabilities: [.audioSwitching, .placement], primaryAudioSourceDeviceIdentifier: Fixtures.phone)), true, nil),
-        ("unavailable", Registration(configuration: .init(devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement], primaryAudioSourceDeviceIdentifier: Fixtures.phone)), false, nil),
-        ("invalidated", Registration(configuration: .init(devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement], primaryAudioSourceDeviceIdentifier: Fixtures.phone), isInvalidated: true), true, nil),
-        ("other source", Registration(configuration: .init(devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement], primaryAudioSourceDeviceIdentifier: Fixtures.laptop)), true, nil),
-        ("no audioSwitching", Registration(configuration: .init(devicePlacement: .inEar, deviceCapabilities: [.placement])), true, nil),
-        ("without placement counts as worn while available", Registration(configuration: .init(deviceCapabilities: [.audioSwitching], primaryAudioSourceDeviceIdentifier: Fixtures.phone)), true, true),
-    ])
+    @Test(
+        "eligibility",
+        arguments: [
+            (
+                "worn primary",
+                Registration(
+                    configuration: .init(
+                        devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement],
+                        primaryAudioSourceDeviceIdentifier: Fixtures.phone)), true, Bool?.some(true)
+            ),
+            (
+                "worn secondary",
+                Registration(
+                    configuration: .init(
+                        devicePlacement: .onHead, deviceCapabilities: [.audioSwitching, .placement],
+                        primaryAudioSourceDeviceIdentifier: Fixtures.laptop, secondaryAudioSourceDeviceIdentifier: Fixtures.phone)), true,
+                false
+            ),
+            (
+                "off head",
+                Registration(
+                    configuration: .init(
+                        devicePlacement: .offHead, deviceCapabilities: [.audioSwitching, .placement],
+                        primaryAudioSourceDeviceIdentifier: Fixtures.phone)), true, nil
+            ),
+            (
+                "unavailable",
+                Registration(
+                    configuration: .init(
+                        devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement],
+                        primaryAudioSourceDeviceIdentifier: Fixtures.phone)), false, nil
+            ),
+            (
+                "invalidated",
+                Registration(
+                    configuration: .init(
+                        devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement],
+                        primaryAudioSourceDeviceIdentifier: Fixtures.phone), isInvalidated: true), true, nil
+            ),
+            (
+                "other source",
+                Registration(
+                    configuration: .init(
+                        devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement],
+                        primaryAudioSourceDeviceIdentifier: Fixtures.laptop)), true, nil
+            ),
+            ("no audioSwitching", Registration(configuration: .init(devicePlacement: .inEar, deviceCapabilities: [.placement])), true, nil),
+            (
+                "without placement counts as worn while available",
+                Registration(
+                    configuration: .init(deviceCapabilities: [.audioSwitching], primaryAudioSourceDeviceIdentifier: Fixtures.phone)), true,
+                true
+            ),
+        ])
     func eligibility(name: String, registration: Registration, available: Bool, expected: Bool?) {
         #expect(SwitchingPolicy.eligibility(of: registration, available: available, for: phone) == expected, "\(name)")
     }
@@ -150,7 +195,7 @@ struct SwitchingPolicyTests {
         var harness = Harness()
         harness.pairAndRegister(a, buds, placement: .inEar, primary: phone, secondary: laptop)
         #expect(harness.engine.route(for: phone) == .accessory(a))
-        #expect(harness.advance(120_000).decisions.isEmpty)  // heard exactly at the timeout: still available
+        #expect(harness.advance(120_000).decisions.isEmpty) // heard exactly at the timeout: still available
         let step = harness.advance(1)
         #expect(step.outputs.contains(.availabilityChanged(a, available: false)))
         #expect(Set(step.decisions.map(\.source)) == [phone, laptop])
@@ -180,7 +225,8 @@ struct SwitchingPolicyTests {
         #expect(error.recovery == .needsContainerRegistrationEvaluation)
         #expect(harness.request(.current(a)).controlErrorCode == .invalidated)
 
-        let again = harness.request(.register(a, RegistrationRequest(capabilities: [.audioSwitching, .placement], placement: .inEar, primarySource: phone)))
+        let again = harness.request(
+            .register(a, RegistrationRequest(capabilities: [.audioSwitching, .placement], placement: .inEar, primarySource: phone)))
         #expect(again.succeeded)
         #expect(again.decisions.map(\.action) == [.route])
         #expect(harness.report(a, .worn(false, hardware: nil)).errors.isEmpty)
@@ -198,8 +244,11 @@ struct SwitchingPolicyTests {
 
     @Test func startupPublishesRestoredRoutes() throws {
         let accessory = Accessory(id: a, displayName: "Buds", product: buds.name, descriptor: buds.descriptor, state: .authorized)
-        let registration = Registration(configuration: .init(devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement], primaryAudioSourceDeviceIdentifier: phone))
-        var harness = Harness(restored: RestoredState(accessories: [accessory], registrations: [a: registration], migrationComplete: true), activate: false)
+        let registration = Registration(
+            configuration: .init(
+                devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement], primaryAudioSourceDeviceIdentifier: phone))
+        var harness = Harness(
+            restored: RestoredState(accessories: [accessory], registrations: [a: registration], migrationComplete: true), activate: false)
         let step = harness.send(.activate)
         #expect(step.decisions.map(\.reason) == [.startup])
         #expect(step.decisions.first?.reason.description == "startup")
@@ -209,9 +258,12 @@ struct SwitchingPolicyTests {
     @Test("every reason has the exact string of mqtt-api.md")
     func reasonStrings() {
         let expected: [(DecisionReason, String)] = [
-            (.placement(.inEar), "placement:inEar"), (.placement(.onHead), "placement:onHead"), (.placement(.overTheEar), "placement:overTheEar"),
-            (.placement(.offHead), "placement:offHead"), (.sourceConnected, "source_connected"), (.sourceDisconnected, "source_disconnected"),
-            (.unavailable, "unavailable"), (.invalidated, "invalidated"), (.removed, "removed"), (.preferredSource, "preferred_source"), (.startup, "startup"),
+            (.placement(.inEar), "placement:inEar"), (.placement(.onHead), "placement:onHead"),
+            (.placement(.overTheEar), "placement:overTheEar"),
+            (.placement(.offHead), "placement:offHead"), (.sourceConnected, "source_connected"),
+            (.sourceDisconnected, "source_disconnected"),
+            (.unavailable, "unavailable"), (.invalidated, "invalidated"), (.removed, "removed"), (.preferredSource, "preferred_source"),
+            (.startup, "startup"),
         ]
         for (reason, text) in expected { #expect(reason.description == text) }
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AccessoryKit
 
 /// The one set of tests for the Bluetooth vocabulary every module shares (AccessoryKit's
@@ -7,10 +8,12 @@ import Testing
 struct ValueTypeTests {
     // MARK: BluetoothAddress: the one grammar (docs/mqtt-api.md, "Conventions")
 
-    @Test("BluetoothAddress parses colon, dash and 12-hex forms in any case", arguments: [
-        "A1:B2:C3:D4:E5:F6", "a1:b2:c3:d4:e5:f6", "a1:B2:c3:D4:e5:F6", "A1-B2-C3-D4-E5-F6", "a1-b2-c3-d4-e5-f6",
-        "a1b2c3d4e5f6", "A1B2C3D4E5F6", "a1B2c3D4e5F6",
-    ])
+    @Test(
+        "BluetoothAddress parses colon, dash and 12-hex forms in any case",
+        arguments: [
+            "A1:B2:C3:D4:E5:F6", "a1:b2:c3:d4:e5:f6", "a1:B2:c3:D4:e5:F6", "A1-B2-C3-D4-E5-F6", "a1-b2-c3-d4-e5-f6",
+            "a1b2c3d4e5f6", "A1B2C3D4E5F6", "a1B2c3D4e5F6",
+        ])
     func addressParses(text: String) throws {
         let address = try #require(BluetoothAddress(text))
         #expect(address.description == "A1:B2:C3:D4:E5:F6")
@@ -22,12 +25,14 @@ struct ValueTypeTests {
         #expect(utf8.withUTF8 { BluetoothAddress.parse(UnsafeRawBufferPointer($0)) } == address)
     }
 
-    @Test("BluetoothAddress refuses anything else", arguments: [
-        "", "A1:B2:C3:D4:E5", "A1:B2:C3:D4:E5:F", "A1:B2:C3:D4:E5:F6:07", "A1:B2:C3:D4:E5:F6:", "A1B2C3D4E5", "A1B2C3D4E5F",
-        "A1B2C3D4E5F6A", "G1:B2:C3:D4:E5:F6", "A1:B2:C3:D4:E5F6", "A1.B2.C3.D4.E5.F6", "A1 B2 C3 D4 E5 F6",
-        // One separator throughout: a mix is a typo, not an address.
-        "A1:B2-C3:D4:E5:F6", "A1-B2-C3-D4-E5:F6",
-    ])
+    @Test(
+        "BluetoothAddress refuses anything else",
+        arguments: [
+            "", "A1:B2:C3:D4:E5", "A1:B2:C3:D4:E5:F", "A1:B2:C3:D4:E5:F6:07", "A1:B2:C3:D4:E5:F6:", "A1B2C3D4E5", "A1B2C3D4E5F",
+            "A1B2C3D4E5F6A", "G1:B2:C3:D4:E5:F6", "A1:B2:C3:D4:E5F6", "A1.B2.C3.D4.E5.F6", "A1 B2 C3 D4 E5 F6",
+            // One separator throughout: a mix is a typo, not an address.
+            "A1:B2-C3:D4:E5:F6", "A1-B2-C3-D4-E5:F6",
+        ])
     func addressRefuses(text: String) {
         #expect(BluetoothAddress(text) == nil)
     }
@@ -51,10 +56,12 @@ struct ValueTypeTests {
 
     // MARK: BluetoothUUID
 
-    @Test("16-bit UUIDs expand on the Bluetooth base UUID", arguments: [
-        "FE2C", "fe2c", "0xFE2C", "0XFE2C", "0xfe2c", "0000FE2C", "0000fe2c", "0000FE2C-0000-1000-8000-00805F9B34FB",
-        "0000fe2c-0000-1000-8000-00805f9b34fb", "0000fe2c00001000800000805f9b34fb",
-    ])
+    @Test(
+        "16-bit UUIDs expand on the Bluetooth base UUID",
+        arguments: [
+            "FE2C", "fe2c", "0xFE2C", "0XFE2C", "0xfe2c", "0000FE2C", "0000fe2c", "0000FE2C-0000-1000-8000-00805F9B34FB",
+            "0000fe2c-0000-1000-8000-00805f9b34fb", "0000fe2c00001000800000805f9b34fb",
+        ])
     func shortUUIDEqualsLongForm(text: String) throws {
         let uuid = try #require(BluetoothUUID(text))
         #expect(uuid == BluetoothUUID(shortValue: 0xFE2C))
@@ -80,10 +87,12 @@ struct ValueTypeTests {
         #expect(BluetoothUUID(uuid32: 0xFE2C) == BluetoothUUID(shortValue: 0xFE2C))
     }
 
-    @Test("malformed UUIDs are refused", arguments: [
-        "", "FE2", "FE2CX", "0x", "ZZZZ", "123456", "6E400001-B5A3-F393-E0A9", "0000fe2c-0000-1000-8000_00805f9b34fb",
-        "0000fe2c-00001000-8000-00805f9b34fb0",
-    ])
+    @Test(
+        "malformed UUIDs are refused",
+        arguments: [
+            "", "FE2", "FE2CX", "0x", "ZZZZ", "123456", "6E400001-B5A3-F393-E0A9", "0000fe2c-0000-1000-8000_00805f9b34fb",
+            "0000fe2c-00001000-8000-00805f9b34fb0",
+        ])
     func uuidRefuses(text: String) {
         #expect(BluetoothUUID(text) == nil)
     }
@@ -123,11 +132,13 @@ struct ValueTypeTests {
 
     // MARK: HardwareType: worn -> placement (domain.md, "Placement from telemetry")
 
-    @Test("a wear sensor maps by hardware type", arguments: [
-        (true, HardwareType.inEarBud, AccessoryControlDevice.Placement.inEar),
-        (true, .onEarHeadphone, .onHead), (true, .overEarHeadphone, .overTheEar),
-        (false, .inEarBud, .offHead), (false, .onEarHeadphone, .offHead), (false, .overEarHeadphone, .offHead),
-    ])
+    @Test(
+        "a wear sensor maps by hardware type",
+        arguments: [
+            (true, HardwareType.inEarBud, AccessoryControlDevice.Placement.inEar),
+            (true, .onEarHeadphone, .onHead), (true, .overEarHeadphone, .overTheEar),
+            (false, .inEarBud, .offHead), (false, .onEarHeadphone, .offHead), (false, .overEarHeadphone, .offHead),
+        ])
     func wearSensorMapping(worn: Bool, hardware: HardwareType, expected: AccessoryControlDevice.Placement) {
         #expect(hardware.placement(worn: worn) == expected)
         #expect(expected.isWorn == worn)

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Bridge
 import MQTT
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// Availability, gateways and the picker's failure paths that depend on time.
 @Suite("Availability and gateways over MQTT")
@@ -74,8 +75,9 @@ struct AvailabilityFlowTests {
             #expect(tail == ["pickerSetupFailed", "pickerDidDismiss"], "\(observer.eventTypes)")
             #expect(events.first { $0["type"] == "pickerSetupFailed" }?["error"]?["code"] == "connectionFailed")
             #expect(events.first { $0["type"] == "pickerSetupFailed" }?["raw"] == 70)
-            #expect(!events.contains { $0["type"] == "accessoryAdded" && $0["accessory"]?["id"] == .string(Fixture.advertisementID) },
-                    "the failed setup added nothing")
+            #expect(
+                !events.contains { $0["type"] == "accessoryAdded" && $0["accessory"]?["id"] == .string(Fixture.advertisementID) },
+                "the failed setup added nothing")
         }
     }
 
@@ -92,7 +94,8 @@ struct AvailabilityFlowTests {
     func failAuthorization() async throws {
         try await withBridge { _, observer async throws in
             #expect(try await observer.request("picker/show", #""products":["Acme Studio Headphones"]"#)["status"] == "ok")
-            try await observer.publish("home/gw2/BTtoMQTT/D0C3D2A1B2C3",
+            try await observer.publish(
+                "home/gw2/BTtoMQTT/D0C3D2A1B2C3",
                 #"{"id":"D0:C3:D2:A1:B2:C3","name":"Acme Studio 2","rssi":-58,"servicedatauuid":"fe2c","servicedata":"00aabbcc"}"#)
             await observer.waitFor(PickerFlowTests.event) { $0["type"] == "accessoryDiscovered" }
             #expect(try await observer.request("picker/select", #""id":"D0:C3:D2:A1:B2:C3""#)["data"]?["state"] == "awaitingAuthorization")

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Bridge
 import MQTT
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// The bridge's own topics, migration, and state across restarts of the bridge and the broker.
 @Suite("Bridge lifecycle over MQTT")
@@ -50,13 +51,16 @@ struct BridgeLifecycleTests {
         }
 
         let health = try #require(late.json(on: "aabridge/bridge/health").last)
-        for key in ["uptime_s", "rss_bytes", "messages_in", "messages_out", "telemetry_rejected", "decisions", "errors",
-                    "mqtt_reconnects", "accessories", "registered", "at"] {
+        for key in [
+            "uptime_s", "rss_bytes", "messages_in", "messages_out", "telemetry_rejected", "decisions", "errors",
+            "mqtt_reconnects", "accessories", "registered", "at",
+        ] {
             #expect(health[key] != nil, "health has \(key)")
         }
         let accessories = try #require(late.json(on: "aabridge/bridge/accessories").last?.arrayValue)
-        #expect(accessories.compactMap { $0["id"]?.stringValue } == [Fixture.airPods, Fixture.headphones, Fixture.speaker],
-                "sorted by id")
+        #expect(
+            accessories.compactMap { $0["id"]?.stringValue } == [Fixture.airPods, Fixture.headphones, Fixture.speaker],
+            "sorted by id")
         #expect(late.json(on: "aabridge/bridge/picker").last?["state"] == "idle")
         #expect(late.json(on: "aabridge/accessory/\(Fixture.airPodsTopic)/availability").isEmpty == false)
 
@@ -88,7 +92,8 @@ struct BridgeLifecycleTests {
             #expect(events.first?["accessory"] == .null, "lifecycle events carry no accessory")
             #expect(types.filter { $0 == "migrationComplete" }.count == 1)
             let added = events.filter { $0["type"] == "accessoryAdded" }
-            #expect(added.compactMap { $0["accessory"]?["id"]?.stringValue }.sorted()
+            #expect(
+                added.compactMap { $0["accessory"]?["id"]?.stringValue }.sorted()
                     == [Fixture.airPods, Fixture.headphones, Fixture.speaker])
             #expect(added.allSatisfy { $0["accessory"]?["state"] == "authorized" && $0["raw"] == 30 })
             let migrated = try #require(events.firstIndex { $0["type"] == "migrationComplete" })
@@ -116,8 +121,10 @@ struct BridgeLifecycleTests {
         defer { first.removeDirectory() }
         let observer = try await Observer(broker: first.broker)
         try await first.start(observer: observer)
-        let registered = try await observer.request("accessory/register",
-            #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching","placement"],"placement":"onHead","primary_source":"\#(Fixture.phone)""#)
+        let registered = try await observer.request(
+            "accessory/register",
+            #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching","placement"],"placement":"onHead","primary_source":"\#(Fixture.phone)""#
+        )
         #expect(registered["status"] == "ok")
         #expect(try await observer.request("accessory/rename", #""id":"\#(Fixture.speaker)","name":"Den Speaker""#)["status"] == "ok")
         // A live route: the AirPods worn with the phone connected.
@@ -138,10 +145,11 @@ struct BridgeLifecycleTests {
         #expect(state?["primary_source"] == .string(Fixture.phone))
         await watcher.waitFor("aabridge/accessory/\(Fixture.speakerTopic)") { $0["name"] == "Den Speaker" }
         let current = try await watcher.request("accessory/current", #""id":"\#(Fixture.headphones)""#)
-        #expect(current["data"]?["configuration"] == [
-            "capabilities": ["audioSwitching", "placement"], "placement": "onHead",
-            "primary_source": .string(Fixture.phone), "secondary_source": nil,
-        ])
+        #expect(
+            current["data"]?["configuration"] == [
+                "capabilities": ["audioSwitching", "placement"], "placement": "onHead",
+                "primary_source": .string(Fixture.phone), "secondary_source": nil,
+            ])
         let info = await watcher.waitFor("aabridge/bridge/info")
         #expect(info?["registered"] == 2)
         #expect(info?["accessories"] == 3)
@@ -154,7 +162,9 @@ struct BridgeLifecycleTests {
         let route = await watcher.waitFor("aabridge/source/\(Fixture.phoneTopic)/route")
         #expect(route?["target"] == .string(Fixture.airPods))
         #expect(route?["reason"] == "startup")
-        await watcher.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["placement"] == "inEar" && $0["routes"] == [.string(Fixture.phone)] }
+        await watcher.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") {
+            $0["placement"] == "inEar" && $0["routes"] == [.string(Fixture.phone)]
+        }
         #expect(await second.stop() == 0)
         await late.disconnect()
         await watcher.disconnect()
@@ -166,8 +176,10 @@ struct BridgeLifecycleTests {
         defer { harness.removeDirectory() }
         let observer = try await Observer(broker: harness.broker)
         try await harness.start(observer: observer)
-        #expect(try await observer.request("accessory/register",
-            #""id":"\#(Fixture.speaker)","capabilities":["audioSwitching"],"primary_source":"\#(Fixture.phone)""#)["status"] == "ok")
+        #expect(
+            try await observer.request(
+                "accessory/register",
+                #""id":"\#(Fixture.speaker)","capabilities":["audioSwitching"],"primary_source":"\#(Fixture.phone)""#)["status"] == "ok")
         // The laptop was routed to the AirPods and released again: its route is `fallback`.
         let telemetry = "aabridge/telemetry/livingroom/\(Fixture.airPodsTopic)"
         try await observer.publish(telemetry, #"{"sources":["\#(Fixture.laptop)"]}"#)
@@ -182,8 +194,10 @@ struct BridgeLifecycleTests {
         try harness.broker.start()
         let fresh = try await Observer(broker: harness.broker)
         let back = await fresh.messages.wait(timeout: .seconds(8)) { elements in
-            (Self.retainedBridgeTopics + ["aabridge/accessory/\(Fixture.speakerTopic)", "aabridge/source/\(Fixture.phoneTopic)/route",
-                                          "aabridge/source/665544332211/route"]).allSatisfy { topic in
+            (Self.retainedBridgeTopics + [
+                "aabridge/accessory/\(Fixture.speakerTopic)", "aabridge/source/\(Fixture.phoneTopic)/route",
+                "aabridge/source/665544332211/route",
+            ]).allSatisfy { topic in
                 elements.contains { $0.topic == topic }
             }
         }

@@ -1,11 +1,12 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The real `aabridge` executable, as a newcomer runs it.
 @Suite("aabridge command line")
 struct CommandLineTests {
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
     static let binary = repository.appendingPathComponent(".build/debug/aabridge").path
 
     /// Runs the binary and returns its exit status and combined output.
@@ -53,8 +54,10 @@ struct CommandLineTests {
         let scenario = FileManager.default.temporaryDirectory.appendingPathComponent("scenario-\(UUID().uuidString).jsonl")
         defer { try? FileManager.default.removeItem(at: scenario) }
         try "# comment\n{\"delay_ms\":0,\"topic\":\"home/+/x\",\"payload\":{}}\n".write(to: scenario, atomically: true, encoding: .utf8)
-        let (status, output) = try Self.run(["simulate", "--config", Self.repository.appendingPathComponent("config/aabridge.yaml").path,
-                                             "--scenario", scenario.path])
+        let (status, output) = try Self.run([
+            "simulate", "--config", Self.repository.appendingPathComponent("config/aabridge.yaml").path,
+            "--scenario", scenario.path,
+        ])
         #expect(status == 2)
         #expect(output.contains("\(scenario.path):2"))
     }
@@ -74,9 +77,12 @@ struct CommandLineTests {
         let shipped = try String(contentsOf: Self.repository.appendingPathComponent("config/aabridge.yaml"), encoding: .utf8)
         try shipped.replacingOccurrences(of: "mqtt://localhost:1883", with: "mqtt://127.0.0.1:\(port)")
             .write(to: config, atomically: true, encoding: .utf8)
-        let child = try ChildProcess(path: Self.binary, arguments: [
-            "simulate", "--config", config.path,
-            "--scenario", Self.repository.appendingPathComponent("config/scenarios/demo.jsonl").path], output: output.path)
+        let child = try ChildProcess(
+            path: Self.binary,
+            arguments: [
+                "simulate", "--config", config.path,
+                "--scenario", Self.repository.appendingPathComponent("config/scenarios/demo.jsonl").path,
+            ], output: output.path)
         #expect(child.wait() == 1)
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         #expect(text.contains("127.0.0.1:\(port)"), "\(text)")

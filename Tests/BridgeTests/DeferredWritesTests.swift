@@ -1,10 +1,11 @@
 import AccessoryKit
 import Foundation
-import Testing
-@testable import Bridge
 import MQTT
 import Storage
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// Registration changes caused by telemetry are committed together at the next tick, not
 /// one transaction (one fsync) per message; requests still commit before they answer.
@@ -26,10 +27,10 @@ struct DeferredWritesTests {
 
         let changes = 200
         for index in 0..<changes {
-            let placement = index % 2 == 0 ? "offHead" : "inEar"   // the last one: inEar
+            let placement = index % 2 == 0 ? "offHead" : "inEar" // the last one: inEar
             observer.client.enqueue(topic: Self.telemetry, payload: Array(#"{"placement":"\#(placement)"}"#.utf8), qos: .atLeastOnce)
         }
-        _ = try await observer.request("health")   // answered after every change was handled
+        _ = try await observer.request("health") // answered after every change was handled
         let published = await observer.messages.wait(timeout: .seconds(20)) { elements in
             elements.filter { $0.topic == Self.state }.count >= states + changes
         }
@@ -37,8 +38,9 @@ struct DeferredWritesTests {
         // Deferred writes are committed within RuntimeCore.deferredCommitMilliseconds.
         _ = await eventually { store.committedTransactions > before }
         let transactions = store.committedTransactions - before
-        #expect(transactions >= 1 && transactions < changes / 2,
-                "\(transactions) transactions for \(changes) placement changes (one each without batching)")
+        #expect(
+            transactions >= 1 && transactions < changes / 2,
+            "\(transactions) transactions for \(changes) placement changes (one each without batching)")
 
         #expect(await harness.stop() == 0)
         await observer.disconnect()

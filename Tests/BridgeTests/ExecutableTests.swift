@@ -2,8 +2,9 @@ import Foundation
 import JSON
 import MQTT
 import Storage
-import Testing
 import TestSupport
+import Testing
+
 @testable import Bridge
 
 /// The real `aabridge` executable as a child process: `validate`, and `run` killed with SIGKILL.
@@ -33,16 +34,18 @@ struct ExecutableTests {
     }
 
     static let badConfigurations: [BadConfiguration] = [
-        BadConfiguration(yaml: SampleConfiguration.validBase.replacingOccurrences(
-            of: #"bluetooth_manufacturer_data_mask: "ffff""#, with: #"bluetooth_manufacturer_data_mask: "ffffff""#),
+        BadConfiguration(
+            yaml: SampleConfiguration.validBase.replacingOccurrences(
+                of: #"bluetooth_manufacturer_data_mask: "ffff""#, with: #"bluetooth_manufacturer_data_mask: "ffffff""#),
             paths: ["products[0].descriptor.bluetooth_manufacturer_data_mask"], description: "mask length"),
-        BadConfiguration(yaml: SampleConfiguration.validBase + """
-            mqtt:
-              keepalive: soon
-            switching:
-              placement_debounce_ms: -5
+        BadConfiguration(
+            yaml: SampleConfiguration.validBase + """
+                mqtt:
+                  keepalive: soon
+                switching:
+                  placement_debounce_ms: -5
 
-            """, paths: ["mqtt.keepalive", "switching.placement_debounce_ms"], description: "two errors at once"),
+                """, paths: ["mqtt.keepalive", "switching.placement_debounce_ms"], description: "two errors at once"),
         BadConfiguration(yaml: "products: [\n", paths: [], description: "not YAML"),
     ]
 
@@ -88,8 +91,9 @@ struct ExecutableTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = directory.appendingPathComponent("aabridge.sqlite3").path
         func config(_ name: String, password: String, breakIt: Bool = false) throws -> String {
-            var yaml = BridgeHarness.yaml(server: broker.url, database: database,
-                                          mqttExtra: "  user: bridge\n  password: \(password)")
+            var yaml = BridgeHarness.yaml(
+                server: broker.url, database: database,
+                mqttExtra: "  user: bridge\n  password: \(password)")
             // The log level is raised so that warnings (a refused login) are printed.
             yaml = yaml.replacingOccurrences(of: "level: error", with: "level: info")
             if breakIt { yaml = yaml.replacingOccurrences(of: "keepalive: 10", with: "keepalive: soon") }
@@ -99,8 +103,9 @@ struct ExecutableTests {
         }
         // 1. validate, of a valid file and of one with an error elsewhere in the mqtt section.
         let validateLog = directory.appendingPathComponent("validate.log").path
-        let validate = try ChildProcess(path: executable, arguments: ["validate", "--config", try config("valid.yaml", password: password)],
-                                        output: validateLog)
+        let validate = try ChildProcess(
+            path: executable, arguments: ["validate", "--config", try config("valid.yaml", password: password)],
+            output: validateLog)
         #expect(validate.wait() == 0)
         let invalid = try config("invalid.yaml", password: password, breakIt: true)
         let invalidLog = directory.appendingPathComponent("invalid.log").path
@@ -110,7 +115,8 @@ struct ExecutableTests {
         // 2. a refused login (wrong password), then 3. a normal run.
         let wrong = "wrong-\(password)"
         let refusedLog = directory.appendingPathComponent("refused.log").path
-        let refused = try ChildProcess(path: executable, arguments: ["run", "--config", try config("wrong.yaml", password: wrong)], output: refusedLog)
+        let refused = try ChildProcess(
+            path: executable, arguments: ["run", "--config", try config("wrong.yaml", password: wrong)], output: refusedLog)
         try await Task.sleep(for: .milliseconds(1_500))
         refused.stop(signal: SIGTERM)
         let refusedText = (try? String(contentsOfFile: refusedLog, encoding: .utf8)) ?? ""
@@ -119,7 +125,8 @@ struct ExecutableTests {
 
         let observer = try await Observer(broker: broker, user: "watcher", password: "watch")
         let runLog = directory.appendingPathComponent("run.log").path
-        let run = try ChildProcess(path: executable, arguments: ["run", "--config", try config("good.yaml", password: password)], output: runLog)
+        let run = try ChildProcess(
+            path: executable, arguments: ["run", "--config", try config("good.yaml", password: password)], output: runLog)
         await observer.waitFor("aabridge/bridge/state", timeout: .seconds(8)) { $0["state"] == "online" }
         run.stop(signal: SIGTERM)
         await observer.waitFor("aabridge/bridge/state") { $0["state"] == "offline" }
@@ -183,8 +190,10 @@ struct ExecutableTests {
         func source(_ index: Int) -> String { String(format: "22:00:00:00:%02X:%02X", index / 256, index % 256) }
         let burst = Task {
             for (index, id) in ids.enumerated() {
-                try? await observer.publish("aabridge/bridge/request/accessory/register",
-                    #"{"id":"\#(id)","capabilities":["audioSwitching","placement"],"placement":"onHead","primary_source":"\#(source(index))","transaction":\#(index)}"#)
+                try? await observer.publish(
+                    "aabridge/bridge/request/accessory/register",
+                    #"{"id":"\#(id)","capabilities":["audioSwitching","placement"],"placement":"onHead","primary_source":"\#(source(index))","transaction":\#(index)}"#
+                )
             }
         }
         // Kill it once some registrations are acknowledged and others are still in flight.
@@ -218,11 +227,14 @@ struct ExecutableTests {
             #expect(current["data"]?["configuration"]?["primary_source"] == .string(source(index)))
             #expect(current["data"]?["configuration"]?["placement"] == "onHead")
         }
-        let states = watcher.messages.elements.filter { $0.topic.hasPrefix("aabridge/accessory/0A") && $0.topic.split(separator: "/").count == 3 }
-        let registered = Set(states.compactMap { message -> String? in
-            let value = try? JSONParser.parse(message.payload)
-            return value?["registration"] == "active" ? value?["id"]?.stringValue : nil
-        })
+        let states = watcher.messages.elements.filter {
+            $0.topic.hasPrefix("aabridge/accessory/0A") && $0.topic.split(separator: "/").count == 3
+        }
+        let registered = Set(
+            states.compactMap { message -> String? in
+                let value = try? JSONParser.parse(message.payload)
+                return value?["registration"] == "active" ? value?["id"]?.stringValue : nil
+            })
         for index in acknowledged {
             #expect(registered.contains(ids[index]), "retained state of \(ids[index]) shows the registration")
         }

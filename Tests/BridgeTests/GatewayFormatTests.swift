@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Bridge
 import MQTT
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// ESPresense and Tasmota gateways feeding the running bridge.
 @Suite("Gateway formats over MQTT")
@@ -30,8 +31,11 @@ struct GatewayFormatTests {
     func espresense() async throws {
         try await withBridge(availabilityTimeoutSeconds: 1) { _, observer async throws in
             // Let the migrated AirPods' start-up grace run out, so that hearing them shows.
-            await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)/availability", timeout: .seconds(4)) { $0["state"] == "offline" }
-            try await observer.publish("espresense/devices/apple:1006:10-12/balkon",
+            await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)/availability", timeout: .seconds(4)) {
+                $0["state"] == "offline"
+            }
+            try await observer.publish(
+                "espresense/devices/apple:1006:10-12/balkon",
                 #"{"mac":"a1b2c3d4e5f6","id":"apple:1006:10-12","rssi@1m":-65,"rssi":-84.77,"distance":2.49}"#)
             let state = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["gateway"] == "balkon" }
             #expect(state?["rssi"] == -85)

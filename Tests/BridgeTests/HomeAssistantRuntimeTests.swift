@@ -1,8 +1,9 @@
 import Foundation
 import JSON
 import MQTT
-import Testing
 import TestSupport
+import Testing
+
 @testable import Bridge
 
 /// Home Assistant discovery as the running bridge publishes it on a real broker.

@@ -1,9 +1,10 @@
 import Foundation
-import Testing
-@testable import Bridge
 import MQTT
 import Telemetry
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// Accessories with rotating (resolvable private) addresses: a configured IRK maps every
 /// address they rotate through to their identity.
@@ -30,8 +31,9 @@ struct IdentityResolutionFlowTests {
         for (index, prand) in [UInt32(0x708194), 0x123456].enumerated() {
             let address = try Self.resolvableAddress(prand: prand)
             let topicID = address.replacingOccurrences(of: ":", with: "")
-            try await observer.publish("home/room\(index)/BTtoMQTT/\(topicID)",
-                                       #"{"id":"\#(address)","rssi":-5\#(index),"name":"Acme Studio"}"#)
+            try await observer.publish(
+                "home/room\(index)/BTtoMQTT/\(topicID)",
+                #"{"id":"\#(address)","rssi":-5\#(index),"name":"Acme Studio"}"#)
             // A rename publishes the state at once, with the gateway and RSSI the sighting left
             // (a sighting alone is republished only after the refresh interval).
             _ = try await observer.request("accessory/rename", #""id":"\#(Fixture.headphones)","name":"Bob \#(index)""#)

@@ -1,11 +1,12 @@
 import Configuration
 import Foundation
 import JSON
-import Testing
-@testable import Bridge
 import MQTT
 import Storage
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// The runtime's flows against an in-memory connection: the same stages, storage and
 /// payloads as the real-broker suites (which remain the reference), in milliseconds.
@@ -19,10 +20,12 @@ struct InMemoryFlowTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = directory.appendingPathComponent("aabridge.sqlite3").path
         let configuration = try ConfigurationLoader.load(
-            yaml: BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database), environment: [:], hostname: "testhost").get()
+            yaml: BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database), environment: [:], hostname: "testhost"
+        ).get()
         let connection = InMemoryConnection()
-        let runtime = try BridgeRuntime(configuration: configuration, store: try AccessoryStore(path: database),
-                                        connection: connection)
+        let runtime = try BridgeRuntime(
+            configuration: configuration, store: try AccessoryStore(path: database),
+            connection: connection)
         nonisolated(unsafe) let running = runtime
         let task = Task { await running.run(signals: nil) }
         await connection.waitFor("aabridge/bridge/state") { $0 == ["state": "online"] }

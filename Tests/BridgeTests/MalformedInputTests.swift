@@ -1,8 +1,9 @@
 import Foundation
 import JSON
 import MQTT
-import Testing
 import TestSupport
+import Testing
+
 @testable import Bridge
 
 /// Bad requests and bad telemetry: answered or counted, never fatal, never a state change.
@@ -23,22 +24,31 @@ struct MalformedInputTests {
         BadRequest(name: "accessory/current", payload: #"["A1:B2:C3:D4:E5:F6"]"#, transaction: nil, description: "an array, not an object"),
         BadRequest(name: "picker/dismiss", payload: #""dismiss""#, transaction: nil, description: "a string, not an object"),
         BadRequest(name: "accessory/current", payload: #"{"transaction":7}"#, transaction: 7, description: "missing id"),
-        BadRequest(name: "accessory/remove", payload: #"{"id":null,"transaction":"t-null"}"#, transaction: "t-null", description: "null id"),
-        BadRequest(name: "accessory/rename", payload: #"{"id":"\#(Fixture.speaker)","transaction":[1,"x"]}"#,
-                   transaction: [1, "x"], description: "missing name"),
-        BadRequest(name: "accessory/authorize", payload: #"{"id":"not-an-address","transaction":{"n":1}}"#,
-                   transaction: ["n": 1], description: "bad address"),
-        BadRequest(name: "accessory/invalidate", payload: #"{"id":"A1:B2:C3:D4:E5","transaction":"short"}"#,
-                   transaction: "short", description: "5-byte address"),
-        BadRequest(name: "accessory/register", payload: #"{"id":"\#(Fixture.headphones)","transaction":"no-caps"}"#,
-                   transaction: "no-caps", description: "register without capabilities"),
-        BadRequest(name: "accessory/register", payload: #"{"id":"\#(Fixture.headphones)","capabilities":"audioSwitching","transaction":"str-caps"}"#,
-                   transaction: "str-caps", description: "capabilities not an array"),
-        BadRequest(name: "picker/show", payload: #"{"timeout":"forever","transaction":true}"#, transaction: true, description: "bad timeout"),
+        BadRequest(
+            name: "accessory/remove", payload: #"{"id":null,"transaction":"t-null"}"#, transaction: "t-null", description: "null id"),
+        BadRequest(
+            name: "accessory/rename", payload: #"{"id":"\#(Fixture.speaker)","transaction":[1,"x"]}"#,
+            transaction: [1, "x"], description: "missing name"),
+        BadRequest(
+            name: "accessory/authorize", payload: #"{"id":"not-an-address","transaction":{"n":1}}"#,
+            transaction: ["n": 1], description: "bad address"),
+        BadRequest(
+            name: "accessory/invalidate", payload: #"{"id":"A1:B2:C3:D4:E5","transaction":"short"}"#,
+            transaction: "short", description: "5-byte address"),
+        BadRequest(
+            name: "accessory/register", payload: #"{"id":"\#(Fixture.headphones)","transaction":"no-caps"}"#,
+            transaction: "no-caps", description: "register without capabilities"),
+        BadRequest(
+            name: "accessory/register",
+            payload: #"{"id":"\#(Fixture.headphones)","capabilities":"audioSwitching","transaction":"str-caps"}"#,
+            transaction: "str-caps", description: "capabilities not an array"),
+        BadRequest(
+            name: "picker/show", payload: #"{"timeout":"forever","transaction":true}"#, transaction: true, description: "bad timeout"),
         BadRequest(name: "picker/select", payload: #"{"transaction":null}"#, transaction: nil, description: "select without id"),
         BadRequest(name: "nope", payload: #"{"transaction":"unknown"}"#, transaction: "unknown", description: "unknown request"),
-        BadRequest(name: "accessory/frobnicate", payload: #"{"id":"\#(Fixture.airPods)","transaction":"unknown-2"}"#,
-                   transaction: "unknown-2", description: "unknown accessory request"),
+        BadRequest(
+            name: "accessory/frobnicate", payload: #"{"id":"\#(Fixture.airPods)","transaction":"unknown-2"}"#,
+            transaction: "unknown-2", description: "unknown accessory request"),
     ]
 
     /// One bridge for all cases (a broker per case would start 16 mosquittos at once).
@@ -63,8 +73,9 @@ struct MalformedInputTests {
                 }
                 // A request behind it is answered after it: by then a second response would be there.
                 #expect(try await observer.request("health")["status"] == "ok")
-                #expect(observer.messages(on: topic).count == before + 1 + (bad.name == "health" ? 1 : 0),
-                        "\(bad): exactly one response: \(observer.messages(on: topic).suffix(2).map(\.payloadString))")
+                #expect(
+                    observer.messages(on: topic).count == before + 1 + (bad.name == "health" ? 1 : 0),
+                    "\(bad): exactly one response: \(observer.messages(on: topic).suffix(2).map(\.payloadString))")
             }
             #expect(observer.messages(on: "aabridge/bridge/state").last?.payloadString == #"{"state":"online"}"#)
             let health = try await observer.request("health")
@@ -105,10 +116,11 @@ struct MalformedInputTests {
             let after = try await observer.request("health")
             #expect(after["data"]?["telemetry_rejected"] == 5, "\(after)")
             let current = try await observer.request("accessory/current", #""id":"\#(Fixture.airPods)""#)
-            #expect(current["data"]?["configuration"] == [
-                "capabilities": ["audioSwitching", "placement"], "placement": "offHead",
-                "primary_source": nil, "secondary_source": nil,
-            ])
+            #expect(
+                current["data"]?["configuration"] == [
+                    "capabilities": ["audioSwitching", "placement"], "placement": "offHead",
+                    "primary_source": nil, "secondary_source": nil,
+                ])
             let state = observer.json(on: stateTopic).last
             for key in ["placement", "primary_source", "routes", "registration", "available"] {
                 #expect(state?[key] == before?[key], "\(key) unchanged")

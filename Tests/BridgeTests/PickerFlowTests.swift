@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Bridge
 import MQTT
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// The AccessorySetupKit picker driven over MQTT with a real advertisement.
 @Suite("Picker over MQTT")
@@ -38,9 +39,10 @@ struct PickerFlowTests {
 
             let selected = try await observer.request("picker/select", #""id":"\#(Fixture.advertisementID)","name":"Kitchen AirPods""#)
             #expect(selected["status"] == "ok")
-            #expect(selected["data"] == [
-                "id": .string(Fixture.advertisementID), "name": "Kitchen AirPods", "product": "AirPods Pro", "state": "authorized",
-            ])
+            #expect(
+                selected["data"] == [
+                    "id": .string(Fixture.advertisementID), "name": "Kitchen AirPods", "product": "AirPods Pro", "state": "authorized",
+                ])
             await observer.waitFor(Self.event) { $0["type"] == "pickerDidDismiss" }
             let types = observer.eventTypes
             #expect(types.filter { $0 == "accessoryDiscovered" }.count == 1, "once per accessory: \(types)")
@@ -143,7 +145,8 @@ struct PickerFlowTests {
     func confirmAuthorization() async throws {
         try await withBridge { _, observer async throws in
             #expect(try await observer.request("picker/show", #""products":["Acme Studio Headphones"]"#)["status"] == "ok")
-            try await observer.publish("home/gw2/BTtoMQTT/D0C3D2A1B2C3",
+            try await observer.publish(
+                "home/gw2/BTtoMQTT/D0C3D2A1B2C3",
                 #"{"id":"D0:C3:D2:A1:B2:C3","name":"Acme Studio 2","rssi":-58,"servicedatauuid":"fe2c","servicedata":"00aabbcc"}"#)
             await observer.waitFor(Self.event) { $0["type"] == "accessoryDiscovered" }
             let selected = try await observer.request("picker/select", #""id":"D0:C3:D2:A1:B2:C3""#)
@@ -155,7 +158,8 @@ struct PickerFlowTests {
             let authorized = try await observer.request("accessory/authorize", #""id":"D0:C3:D2:A1:B2:C3""#)
             #expect(authorized["status"] == "ok")
             await observer.waitFor("aabridge/accessory/D0C3D2A1B2C3") { $0["state"] == "authorized" }
-            let registered = try await observer.request("accessory/register", #""id":"D0:C3:D2:A1:B2:C3","capabilities":["audioSwitching"]"#)
+            let registered = try await observer.request(
+                "accessory/register", #""id":"D0:C3:D2:A1:B2:C3","capabilities":["audioSwitching"]"#)
             #expect(registered["status"] == "ok")
         }
     }

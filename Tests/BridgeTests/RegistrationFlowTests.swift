@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Bridge
 import MQTT
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// AudioAccessoryKit register / current / update / invalidate over MQTT, and their errors.
 @Suite("Registration over MQTT")
@@ -15,22 +16,31 @@ struct RegistrationFlowTests {
     }
 
     static let refusals: [Refusal] = [
-        Refusal(members: #""id":"\#(Fixture.speaker)","capabilities":["audioSwitching","placement"]"#,
-                code: "accessoryNotCapable", why: "placement beyond the product's hardware"),
-        Refusal(members: #""id":"\#(Fixture.headphones)","capabilities":[]"#,
-                code: "invalidRequest", why: "empty capabilities"),
-        Refusal(members: #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"],"placement":"inEar""#,
-                code: "invalidRequest", why: "placement without the placement capability"),
-        Refusal(members: #""id":"\#(Fixture.headphones)","capabilities":["placement"],"primary_source":"\#(Fixture.phone)""#,
-                code: "invalidRequest", why: "a source without audioSwitching"),
-        Refusal(members: #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"],"secondary_source":"\#(Fixture.phone)""#,
-                code: "invalidRequest", why: "secondary without primary"),
-        Refusal(members: #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"],"primary_source":"\#(Fixture.phone)","secondary_source":"\#(Fixture.phone)""#,
-                code: "invalidRequest", why: "primary == secondary"),
-        Refusal(members: #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"],"primary_source":"11:22:33""#,
-                code: "invalidRequest", why: "a source that is not 6 bytes"),
-        Refusal(members: #""id":"01:02:03:04:05:06","capabilities":["audioSwitching"]"#,
-                code: "invalidRequest", why: "an accessory the session does not know"),
+        Refusal(
+            members: #""id":"\#(Fixture.speaker)","capabilities":["audioSwitching","placement"]"#,
+            code: "accessoryNotCapable", why: "placement beyond the product's hardware"),
+        Refusal(
+            members: #""id":"\#(Fixture.headphones)","capabilities":[]"#,
+            code: "invalidRequest", why: "empty capabilities"),
+        Refusal(
+            members: #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"],"placement":"inEar""#,
+            code: "invalidRequest", why: "placement without the placement capability"),
+        Refusal(
+            members: #""id":"\#(Fixture.headphones)","capabilities":["placement"],"primary_source":"\#(Fixture.phone)""#,
+            code: "invalidRequest", why: "a source without audioSwitching"),
+        Refusal(
+            members: #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"],"secondary_source":"\#(Fixture.phone)""#,
+            code: "invalidRequest", why: "secondary without primary"),
+        Refusal(
+            members:
+                #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"],"primary_source":"\#(Fixture.phone)","secondary_source":"\#(Fixture.phone)""#,
+            code: "invalidRequest", why: "primary == secondary"),
+        Refusal(
+            members: #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"],"primary_source":"11:22:33""#,
+            code: "invalidRequest", why: "a source that is not 6 bytes"),
+        Refusal(
+            members: #""id":"01:02:03:04:05:06","capabilities":["audioSwitching"]"#,
+            code: "invalidRequest", why: "an accessory the session does not know"),
     ]
 
     @Test("register refusals: error response in the AccessoryControlDevice domain, nothing registered")
@@ -58,7 +68,8 @@ struct RegistrationFlowTests {
         try await withBridge { _, observer async throws in
             let before = try await observer.request("health")["data"]?["errors"]?.intValue
             #expect(before == 0)
-            let refused = try await observer.request("accessory/register",
+            let refused = try await observer.request(
+                "accessory/register",
                 #""id":"\#(Fixture.speaker)","capabilities":["placement"]"#)
             #expect(refused["error"]?["code"] == "accessoryNotCapable")
             await observer.waitFor("aabridge/accessory/\(Fixture.speakerTopic)/error")
@@ -70,21 +81,26 @@ struct RegistrationFlowTests {
     @Test("register: data is the configuration; the accessory topic shows it; registering again replaces it")
     func register() async throws {
         try await withBridge { _, observer async throws in
-            let response = try await observer.request("accessory/register",
-                #""id":"\#(Fixture.headphones)","capabilities":["placement","audioSwitching"],"primary_source":"\#(Fixture.phone)","secondary_source":"\#(Fixture.laptop)""#)
+            let response = try await observer.request(
+                "accessory/register",
+                #""id":"\#(Fixture.headphones)","capabilities":["placement","audioSwitching"],"primary_source":"\#(Fixture.phone)","secondary_source":"\#(Fixture.laptop)""#
+            )
             #expect(response["status"] == "ok")
-            #expect(response["data"] == [
-                "capabilities": ["audioSwitching", "placement"], "placement": "offHead",
-                "primary_source": .string(Fixture.phone), "secondary_source": .string(Fixture.laptop),
-            ], "offHead when the caller gives no placement")
+            #expect(
+                response["data"] == [
+                    "capabilities": ["audioSwitching", "placement"], "placement": "offHead",
+                    "primary_source": .string(Fixture.phone), "secondary_source": .string(Fixture.laptop),
+                ], "offHead when the caller gives no placement")
             let state = await observer.waitFor("aabridge/accessory/\(Fixture.headphonesTopic)") { $0["registration"] == "active" }
             #expect(state?["primary_source"] == .string(Fixture.phone))
             #expect(state?["secondary_source"] == .string(Fixture.laptop))
 
-            let again = try await observer.request("accessory/register", #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"]"#)
-            #expect(again["data"] == [
-                "capabilities": ["audioSwitching"], "placement": nil, "primary_source": nil, "secondary_source": nil,
-            ])
+            let again = try await observer.request(
+                "accessory/register", #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"]"#)
+            #expect(
+                again["data"] == [
+                    "capabilities": ["audioSwitching"], "placement": nil, "primary_source": nil, "secondary_source": nil,
+                ])
             let current = try await observer.request("accessory/current", #""id":"\#(Fixture.headphones)""#)
             #expect(current["data"]?["configuration"] == again["data"])
             #expect(current["data"]?["accessory"]?["id"] == .string(Fixture.headphones))
@@ -118,7 +134,8 @@ struct RegistrationFlowTests {
             #expect(state?["placement"] == "offHead", "a failed update changes nothing")
 
             // The container role registers again: the invalidation is cleared.
-            let registered = try await observer.request("accessory/register",
+            let registered = try await observer.request(
+                "accessory/register",
                 #""id":"\#(Fixture.airPods)","capabilities":["audioSwitching","placement"]"#)
             #expect(registered["status"] == "ok")
             #expect(try await observer.request("accessory/current", #""id":"\#(Fixture.airPods)""#)["status"] == "ok")
@@ -132,8 +149,10 @@ struct RegistrationFlowTests {
     @Test("update beyond the registered capabilities: accessoryNotCapable on accessory/<ID>/error")
     func updateNotCapable() async throws {
         try await withBridge { _, observer async throws in
-            #expect(try await observer.request("accessory/register",
-                #""id":"\#(Fixture.speaker)","capabilities":["audioSwitching"]"#)["status"] == "ok")
+            #expect(
+                try await observer.request(
+                    "accessory/register",
+                    #""id":"\#(Fixture.speaker)","capabilities":["audioSwitching"]"#)["status"] == "ok")
             try await observer.publish("aabridge/accessory/\(Fixture.speakerTopic)/set", #"{"placement":"inEar"}"#)
             let error = await observer.waitFor("aabridge/accessory/\(Fixture.speakerTopic)/error")
             #expect(error?["code"] == "accessoryNotCapable")
@@ -150,16 +169,18 @@ struct RegistrationFlowTests {
     @Test("register through accessory/<ID>/set (the extension role) is refused with invalidRequest")
     func registerThroughSetRefused() async throws {
         try await withBridge { _, observer async throws in
-            try await observer.publish("aabridge/accessory/\(Fixture.headphonesTopic)/set",
-                                       #"{"capabilities":["audioSwitching","placement"],"placement":"inEar"}"#)
+            try await observer.publish(
+                "aabridge/accessory/\(Fixture.headphonesTopic)/set",
+                #"{"capabilities":["audioSwitching","placement"],"placement":"inEar"}"#)
             let error = await observer.waitFor("aabridge/accessory/\(Fixture.headphonesTopic)/error")
             #expect(error?["code"] == "invalidRequest")
             #expect(error?["operation"] == "register")
             let current = try await observer.request("accessory/current", #""id":"\#(Fixture.headphones)""#)
             #expect(current["error"]?["code"] == "invalidRequest", "still not registered")
             let errors = observer.json(on: "aabridge/accessory/\(Fixture.headphonesTopic)/error")
-            #expect(errors.filter { $0["operation"] == "register" }.count == 1,
-                    "one refusal, one error message: \(errors.map(\.serialized))")
+            #expect(
+                errors.filter { $0["operation"] == "register" }.count == 1,
+                "one refusal, one error message: \(errors.map(\.serialized))")
             #expect(observer.json(on: "aabridge/accessory/\(Fixture.headphonesTopic)").allSatisfy { $0["registration"] == "none" })
         }
     }

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Bridge
 import MQTT
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// Wall-clock jumps while the bridge runs (time injected through BridgeRuntime's `clock:`).
 /// The engine measures debounce and availability with the timestamps the runtime passes, so a
@@ -74,7 +75,10 @@ struct ReliabilityClockTests {
             let routed = await observer.waitFor(Self.decision) { $0["action"] == "route" }
             #expect(routed?["source"] == .string(Fixture.phone))
             let offline = observer.json(on: Self.availability).filter { $0["state"] == "offline" }.count
-            #expect(offline == 1, "one offline per jump, no flapping: \(observer.messages(on: Self.availability).map(\.payloadString)) \(observer.messages.elements.count)")
+            #expect(
+                offline == 1,
+                "one offline per jump, no flapping: \(observer.messages(on: Self.availability).map(\.payloadString)) \(observer.messages.elements.count)"
+            )
         }
     }
 

@@ -1,9 +1,10 @@
 import AccessoryKit
 import Foundation
-import Testing
-@testable import Bridge
 import MQTT
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// A broker that does not keep up with the bridge's own publications (the chaos flood's
 /// failure: 60,000 publications queued in libmosquitto, responses waiting 10 s behind them).
@@ -15,7 +16,9 @@ struct ReliabilityCongestionTests {
     static let telemetry = "aabridge/telemetry/livingroom/\(Fixture.airPodsTopic)"
     static let state = "aabridge/accessory/\(Fixture.airPodsTopic)"
 
-    @Test("past the bound telemetry is shed and counted, requests are still answered, and telemetry is processed again once the broker catches up")
+    @Test(
+        "past the bound telemetry is shed and counted, requests are still answered, and telemetry is processed again once the broker catches up"
+    )
     func shedsWhileBrokerIsBehind() async throws {
         // Base 0: the bound is four publications per accessory (3 accessories: 12).
         try await withBridge(prepare: { $0.publishCongestionBase = 0 }) { harness, observer async throws in
@@ -47,8 +50,9 @@ struct ReliabilityCongestionTests {
             // The request made while the broker was frozen is answered, after the shed telemetry.
             let response = await observer.waitFor("aabridge/bridge/response/health") { $0["transaction"] == "frozen" }
             let rejected = (response?["data"]?["telemetry_rejected"]?.intValue ?? -1) - before
-            #expect(rejected >= sent + updates - limit - 1 && rejected <= sent + updates,
-                    "telemetry shed while \(limit)+ publications waited: \(rejected) of \(sent + updates) counted as rejected")
+            #expect(
+                rejected >= sent + updates - limit - 1 && rejected <= sent + updates,
+                "telemetry shed while \(limit)+ publications waited: \(rejected) of \(sent + updates) counted as rejected")
 
             // Caught up: telemetry changes state again.
             #expect(await eventually { client.outstandingPublishes == 0 })

@@ -1,8 +1,9 @@
 import Foundation
 import JSON
 import MQTT
-import Testing
 import TestSupport
+import Testing
+
 @testable import Bridge
 
 /// Hostile input against the in-process runtime: oversize payloads, deep nesting, invalid
@@ -41,7 +42,8 @@ struct ReliabilityInputTests {
             let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
             let deepObject = String(repeating: #"{"a":"#, count: 50_000) + "1" + String(repeating: "}", count: 50_000)
             try await observer.publish("aabridge/bridge/request/picker/show", deep)
-            try await observer.publish("aabridge/bridge/request/picker/show", String(repeating: "[", count: 40) + String(repeating: "]", count: 40))
+            try await observer.publish(
+                "aabridge/bridge/request/picker/show", String(repeating: "[", count: 40) + String(repeating: "]", count: 40))
             try await observer.publish(Self.telemetry, deepObject)
             try await observer.publish("aabridge/accessory/\(Fixture.airPodsTopic)/set", deepObject)
             try await observer.publish("home/gw1/BTtoMQTT/F1E2D3C4B5A6", deep)
@@ -52,7 +54,9 @@ struct ReliabilityInputTests {
             for response in observer.json(on: "aabridge/bridge/response/picker/show") {
                 #expect(response["error"]?["code"] == "invalidRequest")
             }
-            #expect(observer.json(on: "aabridge/bridge/response/picker/show").last?["error"]?["message"]?.stringValue?.contains("nested") == true)
+            #expect(
+                observer.json(on: "aabridge/bridge/response/picker/show").last?["error"]?["message"]?.stringValue?.contains("nested")
+                    == true)
             let health = try await observer.request("health")
             #expect(health["data"] != nil)
         }
@@ -62,7 +66,7 @@ struct ReliabilityInputTests {
     func invalidUTF8() async throws {
         try await withBridge { _, observer async throws in
             var rename = Array(#"{"id":"\#(Fixture.airPods)","name":"ab"#.utf8)
-            rename += [0xFF, 0xFE, 0xC3, 0x28, 0xED, 0xA0, 0x80]   // invalid bytes, an overlong, a surrogate
+            rename += [0xFF, 0xFE, 0xC3, 0x28, 0xED, 0xA0, 0x80] // invalid bytes, an overlong, a surrogate
             rename += Array(#"","transaction":"utf8"}"#.utf8)
             try await Self.publish(observer, "aabridge/bridge/request/accessory/rename", rename)
             let refused = await observer.waitFor("aabridge/bridge/response/accessory/rename") { $0["error"] != nil }
@@ -73,7 +77,7 @@ struct ReliabilityInputTests {
             let current = try await observer.request("accessory/current", #""id":"\#(Fixture.airPods)""#)
             #expect(current["data"]?["accessory"]?["name"] == "Alice's AirPods")
             // Everything the bridge published is valid UTF-8.
-            let own = ["/request/", "/telemetry/", "/set"]   // what this test published itself
+            let own = ["/request/", "/telemetry/", "/set"] // what this test published itself
             for message in observer.messages.elements
             where message.topic.hasPrefix("aabridge/") && !message.payload.isEmpty && !own.contains(where: message.topic.contains) {
                 #expect(String(validating: message.payload, as: UTF8.self) != nil, "\(message.topic)")
@@ -106,8 +110,9 @@ struct ReliabilityInputTests {
             for message in observer.messages.elements where message.topic.hasPrefix("aabridge/") && !message.topic.contains("/request/") {
                 #expect(!message.topic.contains("+") && !message.topic.contains("#"), "\(message.topic)")
                 #expect(known.contains { message.topic.hasPrefix($0) }, "unexpected topic \(message.topic)")
-                #expect(!message.topic.contains("kitchen") && !message.topic.contains("evil") && !message.topic.contains(".."),
-                        "a name became a topic level: \(message.topic)")
+                #expect(
+                    !message.topic.contains("kitchen") && !message.topic.contains("evil") && !message.topic.contains(".."),
+                    "a name became a topic level: \(message.topic)")
             }
         }
     }
@@ -120,7 +125,8 @@ struct ReliabilityInputTests {
             for index in 0..<20_000 {
                 let address = (0..<6).map { _ in String(format: "%02X", UInt8.random(in: 0...255, using: &generator)) }
                 let gateway = "gw\(index % 1000)"
-                let payload = #"{"id":"\#(address.joined(separator: ":"))","manufacturerdata":"4c000719010e2022f58f00000a7d9fff27234873d4305e0fed1b39e2b8","rssi":-60}"#
+                let payload =
+                    #"{"id":"\#(address.joined(separator: ":"))","manufacturerdata":"4c000719010e2022f58f00000a7d9fff27234873d4305e0fed1b39e2b8","rssi":-60}"#
                 observer.client.enqueue(topic: "home/\(gateway)/BTtoMQTT/\(address.joined())", payload: Array(payload.utf8))
                 if index % 2000 == 1999 { try await Task.sleep(for: .milliseconds(20)) }
             }

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Bridge
 import MQTT
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// A retained request would be replayed after every reconnect and restart: the bridge refuses
 /// what the broker delivers from its retained store (a live publish is never flagged retained
@@ -15,8 +16,9 @@ struct RetainedRequestTests {
         defer { harness.removeDirectory() }
         let observer = try await Observer(broker: harness.broker)
         // Left on the broker before the bridge starts, as a mistaken `mosquitto_pub -r` would.
-        try await observer.publish("aabridge/bridge/request/accessory/rename",
-                                   #"{"id":"\#(Fixture.airPods)","name":"Replayed forever"}"#, retain: true)
+        try await observer.publish(
+            "aabridge/bridge/request/accessory/rename",
+            #"{"id":"\#(Fixture.airPods)","name":"Replayed forever"}"#, retain: true)
         try await harness.start(observer: observer)
         let warned = await observer.waitFor("aabridge/bridge/log") {
             $0["message"]?.stringValue?.contains("retained message on aabridge/bridge/request/accessory/rename") == true

@@ -2,8 +2,9 @@ import Configuration
 import Foundation
 import MQTT
 import Storage
-import Testing
 import TestSupport
+import Testing
+
 @testable import Bridge
 
 /// The bridge against a mosquitto with a TLS listener, a password file and ACLs: server
@@ -36,8 +37,10 @@ struct SecurityTests {
     static func setup(requireClientCertificate: Bool = false) throws -> Setup {
         let secret = "S3cret-\(UUID().uuidString.prefix(12))"
         let certificates = try TestCertificates()
-        let broker = try MosquittoBroker(.init(users: ["bridge": secret, "observer": "observer-password"], acl: acl,
-                                               tls: certificates, requireClientCertificate: requireClientCertificate))
+        let broker = try MosquittoBroker(
+            .init(
+                users: ["bridge": secret, "observer": "observer-password"], acl: acl,
+                tls: certificates, requireClientCertificate: requireClientCertificate))
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-sec-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         try (secret + "\n").write(toFile: directory.appendingPathComponent("mqtt-password").path, atomically: true, encoding: .utf8)
@@ -54,8 +57,9 @@ struct SecurityTests {
 
     /// Runs the bridge over mqtts, exercises it end to end, and checks no message carries the secret.
     static func endToEnd(_ setup: Setup, _ configuration: BridgeConfiguration) async throws {
-        let observer = try await Observer(broker: setup.broker, user: "observer", password: "observer-password",
-                                          subscribe: ["aabridge/#", "homeassistant/#"])
+        let observer = try await Observer(
+            broker: setup.broker, user: "observer", password: "observer-password",
+            subscribe: ["aabridge/#", "homeassistant/#"])
         let bridge = ClockedBridge(configuration: configuration, databasePath: setup.database)
         try await bridge.start(observer: observer)
         let health = try await observer.request("health")
@@ -84,11 +88,13 @@ struct SecurityTests {
     func tlsPasswordFile() async throws {
         let setup = try Self.setup()
         defer { try? FileManager.default.removeItem(at: setup.directory) }
-        let configuration = try Self.configuration(setup, mqtt: """
-              ca: \(setup.certificates.caCertificate.path)
-              user: bridge
-              password_file: \(setup.passwordFile)
-            """)
+        let configuration = try Self.configuration(
+            setup,
+            mqtt: """
+                  ca: \(setup.certificates.caCertificate.path)
+                  user: bridge
+                  password_file: \(setup.passwordFile)
+                """)
         #expect(!"\(configuration)".contains(setup.secret))
         #expect(!configuration.summary.serialized.contains(setup.secret))
         try await Self.endToEnd(setup, configuration)
@@ -98,12 +104,14 @@ struct SecurityTests {
     func clientCertificateEnvironmentPassword() async throws {
         let setup = try Self.setup(requireClientCertificate: true)
         defer { try? FileManager.default.removeItem(at: setup.directory) }
-        let configuration = try Self.configuration(setup, mqtt: """
-              ca: \(setup.certificates.caCertificate.path)
-              cert: \(setup.certificates.clientCertificate.path)
-              key: \(setup.certificates.clientKey.path)
-              user: bridge
-            """, environment: ["AABRIDGE_MQTT_PASSWORD": setup.secret])
+        let configuration = try Self.configuration(
+            setup,
+            mqtt: """
+                  ca: \(setup.certificates.caCertificate.path)
+                  cert: \(setup.certificates.clientCertificate.path)
+                  key: \(setup.certificates.clientKey.path)
+                  user: bridge
+                """, environment: ["AABRIDGE_MQTT_PASSWORD": setup.secret])
         #expect(configuration.mqtt.password?.revealed == setup.secret)
         try await Self.endToEnd(setup, configuration)
     }
@@ -126,17 +134,21 @@ struct SecurityTests {
         let setup = try Self.setup()
         defer { try? FileManager.default.removeItem(at: setup.directory) }
         let other = try TestCertificates(name: "some other CA")
-        let wrongCA = try Self.configuration(setup, mqtt: """
-              ca: \(other.caCertificate.path)
-              user: bridge
-              password_file: \(setup.passwordFile)
-            """)
+        let wrongCA = try Self.configuration(
+            setup,
+            mqtt: """
+                  ca: \(other.caCertificate.path)
+                  user: bridge
+                  password_file: \(setup.passwordFile)
+                """)
         #expect(try await !Self.comesOnline(setup, wrongCA), "connected to a broker its CA did not sign")
         // No `ca`: the system trust store, which does not know the test CA either.
-        let systemStore = try Self.configuration(setup, mqtt: """
-              user: bridge
-              password_file: \(setup.passwordFile)
-            """)
+        let systemStore = try Self.configuration(
+            setup,
+            mqtt: """
+                  user: bridge
+                  password_file: \(setup.passwordFile)
+                """)
         #expect(try await !Self.comesOnline(setup, systemStore), "connected without verifying the server")
     }
 
@@ -148,11 +160,14 @@ struct SecurityTests {
         let wrongFile = setup.directory.appendingPathComponent("wrong-password").path
         try wrong.write(toFile: wrongFile, atomically: true, encoding: .utf8)
         let configFile = setup.directory.appendingPathComponent("aabridge.yaml").path
-        try BridgeHarness.yaml(server: "mqtts://127.0.0.1:\(setup.broker.tlsPort ?? 0)", database: setup.database, mqttExtra: """
-              ca: \(setup.certificates.caCertificate.path)
-              user: bridge
-              password_file: \(wrongFile)
-            """).replacingOccurrences(of: "level: error", with: "level: debug").write(toFile: configFile, atomically: true, encoding: .utf8)
+        try BridgeHarness.yaml(
+            server: "mqtts://127.0.0.1:\(setup.broker.tlsPort ?? 0)", database: setup.database,
+            mqttExtra: """
+                  ca: \(setup.certificates.caCertificate.path)
+                  user: bridge
+                  password_file: \(wrongFile)
+                """
+        ).replacingOccurrences(of: "level: error", with: "level: debug").write(toFile: configFile, atomically: true, encoding: .utf8)
         let output = setup.directory.appendingPathComponent("stderr.txt").path
         let process = try ChildProcess(path: try ExecutableTests.executable, arguments: ["run", "--config", configFile], output: output)
         // Until the refusal is reported (the log level is debug), at most 20 s.

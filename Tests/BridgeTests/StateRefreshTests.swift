@@ -1,10 +1,11 @@
 import AccessoryKit
 import Foundation
-import Synchronization
-import Testing
-@testable import Bridge
 import MQTT
+import Synchronization
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// Sightings refresh `rssi`, `gateway` and `last_seen` without a state change; the retained
 /// accessory state is republished for them at most once per refresh interval.

@@ -1,8 +1,9 @@
 import Foundation
-import Testing
-@testable import Bridge
 import MQTT
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// Commit before acknowledge: a request whose storage write fails is not acknowledged.
 @Suite("Storage failures over MQTT")
@@ -16,24 +17,30 @@ struct StorageFailureFlowTests {
         try await withBridge { harness, observer async throws in
             // Another process holds the write lock longer than the store's 5 s busy timeout.
             let lockLog = harness.directory.appendingPathComponent("lock.log").path
-            let locker = try ChildProcess(path: "/usr/bin/sqlite3", arguments: [
-                harness.databasePath, "BEGIN EXCLUSIVE;", ".shell sleep 6.5", "COMMIT;"], output: lockLog)
+            let locker = try ChildProcess(
+                path: "/usr/bin/sqlite3",
+                arguments: [
+                    harness.databasePath, "BEGIN EXCLUSIVE;", ".shell sleep 6.5", "COMMIT;",
+                ], output: lockLog)
             defer { locker.stop(signal: SIGKILL) }
             try await Task.sleep(for: .milliseconds(400))
-            let refused = try await observer.request("accessory/register",
+            let refused = try await observer.request(
+                "accessory/register",
                 #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"],"primary_source":"\#(Fixture.phone)""#,
                 timeout: .seconds(9))
             #expect(refused["status"] == "error")
             #expect(refused["error"]?["code"] == "unknown", "\(refused.serialized)")
-            #expect(observer.json(on: "aabridge/accessory/\(Fixture.headphonesTopic)").allSatisfy { $0["registration"] == "none" },
-                    "nothing published as if it had worked")
+            #expect(
+                observer.json(on: "aabridge/accessory/\(Fixture.headphonesTopic)").allSatisfy { $0["registration"] == "none" },
+                "nothing published as if it had worked")
             await observer.waitFor("aabridge/bridge/log", timeout: .seconds(1)) { $0["level"] == "error" }
             _ = locker.wait()
 
             // The engine kept its state: not registered, and the same request now works.
             let current = try await observer.request("accessory/current", #""id":"\#(Fixture.headphones)""#)
             #expect(current["error"]?["code"] == "invalidRequest")
-            let registered = try await observer.request("accessory/register",
+            let registered = try await observer.request(
+                "accessory/register",
                 #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"],"primary_source":"\#(Fixture.phone)""#)
             #expect(registered["status"] == "ok")
         }

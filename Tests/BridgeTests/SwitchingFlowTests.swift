@@ -1,8 +1,9 @@
 import Foundation
 import JSON
 import MQTT
-import Testing
 import TestSupport
+import Testing
+
 @testable import Bridge
 
 /// Switching decisions and source routes from telemetry, end to end.
@@ -92,12 +93,16 @@ struct SwitchingFlowTests {
     func primaryBeatsSecondary() async throws {
         try await withBridge { _, observer async throws in
             let headphones = "aabridge/telemetry/den/\(Fixture.headphonesTopic)"
-            #expect(try await observer.request("accessory/register",
-                #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching","placement"]"#)["status"] == "ok")
+            #expect(
+                try await observer.request(
+                    "accessory/register",
+                    #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching","placement"]"#)["status"] == "ok")
             // The phone is the headphones' secondary source, the AirPods' primary.
             try await observer.publish(headphones, #"{"sources":["\#(Fixture.laptop)","\#(Fixture.phone)"]}"#)
             try await observer.publish(headphones, #"{"worn":true,"hardware":"overEarHeadphone"}"#)
-            let first = await observer.waitFor("aabridge/source/\(Fixture.phoneTopic)/route") { $0["target"] == .string(Fixture.headphones) }
+            let first = await observer.waitFor("aabridge/source/\(Fixture.phoneTopic)/route") {
+                $0["target"] == .string(Fixture.headphones)
+            }
             #expect(first?["reason"] == "placement:overTheEar")
 
             try await observer.publish(Self.telemetry, #"{"sources":["\#(Fixture.phone)"]}"#)
@@ -120,8 +125,10 @@ struct SwitchingFlowTests {
     func appleProximityPlacement() async throws {
         try await withBridge { _, observer async throws in
             // The fixtures' two real AirPods Pro vectors, as if broadcast by Alice's AirPods.
-            let inEar = try JSONParser.parse(try Fixture.gatewayPayload(topic: "home/gw1/BTtoMQTT/F1E2D3C4B5A6"))["manufacturerdata"]?.stringValue
-            let inCase = try JSONParser.parse(try Fixture.gatewayPayload(topic: "home/gw1/BTtoMQTT/F1E2D3C4B5A7"))["manufacturerdata"]?.stringValue
+            let inEar = try JSONParser.parse(try Fixture.gatewayPayload(topic: "home/gw1/BTtoMQTT/F1E2D3C4B5A6"))["manufacturerdata"]?
+                .stringValue
+            let inCase = try JSONParser.parse(try Fixture.gatewayPayload(topic: "home/gw1/BTtoMQTT/F1E2D3C4B5A7"))["manufacturerdata"]?
+                .stringValue
             let topic = "home/gw1/BTtoMQTT/\(Fixture.airPodsTopic)"
             func advertisement(_ data: String?) -> String {
                 #"{"id":"\#(Fixture.airPods)","mac_type":1,"manufacturerdata":"\#(data ?? "")","rssi":-48}"#
@@ -154,7 +161,9 @@ struct SwitchingFlowTests {
             try await observer.publish(Self.telemetry, #"{"placement":"inEar"}"#)
             await observer.waitFor(Self.route) { $0["target"] == .string(Fixture.airPods) }
             try await observer.publish(set, #"{"preferred_source":"\#(Fixture.laptop)"}"#)
-            let state = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["primary_source"] == .string(Fixture.laptop) }
+            let state = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") {
+                $0["primary_source"] == .string(Fixture.laptop)
+            }
             #expect(state?["secondary_source"] == .string(Fixture.phone))
             let current = try await observer.request("accessory/current", #""id":"\#(Fixture.airPods)""#)
             #expect(current["data"]?["configuration"]?["primary_source"] == .string(Fixture.laptop))

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Configuration
 
 /// `AABRIDGE_<SECTION>_<KEY>` overrides, `password_file`, and the secrets policy.
@@ -43,14 +44,18 @@ import Testing
     }
 
     @Test func badValueNamesTheVariable() {
-        let issues = ConfigurationTestSupport.issues("switching:\n  placement_debounce_ms: 100\n",
-                                                     environment: ["AABRIDGE_SWITCHING_PLACEMENT_DEBOUNCE_MS": "-5"])
+        let issues = ConfigurationTestSupport.issues(
+            "switching:\n  placement_debounce_ms: 100\n",
+            environment: ["AABRIDGE_SWITCHING_PLACEMENT_DEBOUNCE_MS": "-5"])
         #expect(issues.count == 1)
         #expect(issues.first?.path == "switching.placement_debounce_ms")
         #expect(issues.first?.origin == .environment(variable: "AABRIDGE_SWITCHING_PLACEMENT_DEBOUNCE_MS"))
         #expect(issues.first?.description.contains("from environment variable AABRIDGE_SWITCHING_PLACEMENT_DEBOUNCE_MS") == true)
         let level = ConfigurationTestSupport.issues("", environment: ["AABRIDGE_LOG_LEVEL": "chatty"])
-        #expect(level.map(\.description) == ["log.level: unknown value 'chatty'; allowed: debug, info, warning, error (from environment variable AABRIDGE_LOG_LEVEL)"])
+        #expect(
+            level.map(\.description) == [
+                "log.level: unknown value 'chatty'; allowed: debug, info, warning, error (from environment variable AABRIDGE_LOG_LEVEL)"
+            ])
     }
 
     @Test func misspelledVariableIsReportedWithASuggestion() {
@@ -82,7 +87,8 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.path
         #expect(ConfigurationTestSupport.issues("mqtt:\n  password_file: \(directory)\n").first?.message.contains("directory") == true)
         // The environment's password and the file's password_file together are refused too.
-        let both = ConfigurationTestSupport.issues("mqtt:\n  password_file: \(empty)\n", environment: ["AABRIDGE_MQTT_PASSWORD": Self.secret])
+        let both = ConfigurationTestSupport.issues(
+            "mqtt:\n  password_file: \(empty)\n", environment: ["AABRIDGE_MQTT_PASSWORD": Self.secret])
         #expect(both.map(\.path) == ["mqtt.password"])
     }
 
@@ -108,10 +114,11 @@ import Testing
                 ConfigurationLoader.validate(path: path, environment: environment).report,
             ]
         }
-        let withIRK = try ConfigurationTestSupport.load(ConfigurationTestSupport.validBase + """
-            accessories:
-              - {id: "A1:B2:C3:D4:E5:F6", name: a, product: AirPods Pro, irk: "\(irk)"}
-            """)
+        let withIRK = try ConfigurationTestSupport.load(
+            ConfigurationTestSupport.validBase + """
+                accessories:
+                  - {id: "A1:B2:C3:D4:E5:F6", name: a, product: AirPods Pro, irk: "\(irk)"}
+                """)
         texts += [String(describing: withIRK), String(reflecting: withIRK), withIRK.summary.serialized]
 
         // Broken files around the secret: wrong types, both sources, credentials in the URL, bad irk.
@@ -121,7 +128,10 @@ import Testing
             ("mqtt:\n  server: mqtt://user:\(Self.secret)@broker:1883\n", [:]),
             ("mqtt:\n  server: tcp://user:\(Self.secret)@broker\n", [:]),
             ("mqtt:\n  keepalive: x\n", ["AABRIDGE_MQTT_PASSWORD": Self.secret, "AABRIDGE_MQTT_PASSWORD_FILE": file]),
-            (ConfigurationTestSupport.validBase + "accessories:\n  - {id: \"A1:B2:C3:D4:E5:F6\", name: a, product: AirPods Pro, irk: \"\(irk)zz\"}\n", [:]),
+            (
+                ConfigurationTestSupport.validBase
+                    + "accessories:\n  - {id: \"A1:B2:C3:D4:E5:F6\", name: a, product: AirPods Pro, irk: \"\(irk)zz\"}\n", [:]
+            ),
         ]
         for (yaml, environment) in broken {
             guard case let .failure(errors) = ConfigurationLoader.load(yaml: yaml, environment: environment, hostname: "h") else {

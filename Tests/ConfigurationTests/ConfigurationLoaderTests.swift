@@ -3,6 +3,7 @@ import Foundation
 import JSON
 import Telemetry
 import Testing
+
 @testable import Configuration
 
 /// Defaults, the shipped files, and reading each section into values.
@@ -27,7 +28,9 @@ import Testing
         #expect(configuration.setup == SetupDeclaration(supports: [.bluetooth]))
         #expect(configuration.products.isEmpty && configuration.gateways.isEmpty)
         #expect(configuration.accessories.isEmpty && configuration.sources.isEmpty)
-        #expect(configuration.switching == SwitchingSettings(placementDebounceMilliseconds: 500, availabilityTimeoutSeconds: 120, immediateRSSI: -50))
+        #expect(
+            configuration.switching
+                == SwitchingSettings(placementDebounceMilliseconds: 500, availabilityTimeoutSeconds: 120, immediateRSSI: -50))
         // Empty sections and explicit nulls keep the defaults too.
         #expect(try ConfigurationTestSupport.load("mqtt:\nlog:\nswitching: null\nproducts: []\n") == configuration)
     }
@@ -94,7 +97,9 @@ import Testing
         #expect(configuration.mqtt.password?.revealed == "s3cr3t-TLS")
         #expect(configuration.mqtt.passwordFile == secretFile)
         // The rule reads the service its descriptor names.
-        #expect(configuration.products[0].placementDecoder == .rule(.init(source: .service(BluetoothUUID(shortValue: 0xFE2C)), offset: 3, mask: 1, wornWhen: 1)))
+        #expect(
+            configuration.products[0].placementDecoder
+                == .rule(.init(source: .service(BluetoothUUID(shortValue: 0xFE2C)), offset: 3, mask: 1, wornWhen: 1)))
         #expect(configuration.gateways.map(\.topic) == ["home/+/BTtoMQTT/#", "espresense/devices/#", "tele/+/BLE"])
         #expect(configuration.gateways.map(\.statusTopic) == ["home/+/LWT", "espresense/rooms/+/status", "tele/+/LWT"])
     }
@@ -113,7 +118,8 @@ import Testing
     }
 
     @Test func integersAcceptDecimalAndHex() throws {
-        let configuration = try ConfigurationTestSupport.load("""
+        let configuration = try ConfigurationTestSupport.load(
+            """
             setup:
               bluetooth:
                 company_identifiers: [0x004C, 76, 0xfe2c, "0x0006"]
@@ -130,7 +136,8 @@ import Testing
     }
 
     @Test func gatewayTopicsDefaultPerFormatAndFollowTheBaseTopic() throws {
-        let configuration = try ConfigurationTestSupport.load("""
+        let configuration = try ConfigurationTestSupport.load(
+            """
             mqtt: {base_topic: home/aabridge}
             gateways:
               - {name: a, format: openmqttgateway}
@@ -139,31 +146,36 @@ import Testing
               - {name: d, format: tasmota, topic: "tele/+/BLE2"}
               - {name: e, format: native}
             """)
-        #expect(configuration.gateways.map(\.topic) == ["home/+/BTtoMQTT/#", "home/+/BTtoMQTT/#", "espresense/devices/#", "tele/+/BLE2", "home/aabridge/telemetry/+/+"])
+        #expect(
+            configuration.gateways.map(\.topic) == [
+                "home/+/BTtoMQTT/#", "home/+/BTtoMQTT/#", "espresense/devices/#", "tele/+/BLE2", "home/aabridge/telemetry/+/+",
+            ])
         #expect(configuration.gateways.map(\.statusTopic) == ["home/+/LWT", nil, "espresense/rooms/+/status", "tele/+/LWT", nil])
     }
 
     @Test func placementDecoderRuleAndAccessoryIRK() throws {
-        let configuration = try ConfigurationTestSupport.load(ConfigurationTestSupport.validBase + """
-              - name: Acme
-                hardware: onEarHeadphone
-                capabilities: [audioSwitching]
-                setup_options: [confirmAuthorization, finishInApp]
-                placement_decoder:
-                  rule: {source: manufacturer, offset: 3, mask: 0x06, worn_when: 0x02}
-                descriptor:
-                  bluetooth_company_identifier: 0x004C
-                  bluetooth_range: immediate
-                  bluetooth_name_compare: caseInsensitive
-                  supported_options: [bluetoothPairingLE, bluetoothTransportBridging]
-            accessories:
-              - id: "a1-b2-c3-d4-e5-f6"
-                name: Bob's
-                product: Acme
-                irk: "00112233445566778899aabbccddeeff"
-            """)
+        let configuration = try ConfigurationTestSupport.load(
+            ConfigurationTestSupport.validBase + """
+                  - name: Acme
+                    hardware: onEarHeadphone
+                    capabilities: [audioSwitching]
+                    setup_options: [confirmAuthorization, finishInApp]
+                    placement_decoder:
+                      rule: {source: manufacturer, offset: 3, mask: 0x06, worn_when: 0x02}
+                    descriptor:
+                      bluetooth_company_identifier: 0x004C
+                      bluetooth_range: immediate
+                      bluetooth_name_compare: caseInsensitive
+                      supported_options: [bluetoothPairingLE, bluetoothTransportBridging]
+                accessories:
+                  - id: "a1-b2-c3-d4-e5-f6"
+                    name: Bob's
+                    product: Acme
+                    irk: "00112233445566778899aabbccddeeff"
+                """)
         let acme = try #require(configuration.product(named: "Acme"))
-        #expect(acme.placementDecoder == .rule(.init(source: .manufacturer(companyIdentifier: 0x004C), offset: 3, mask: 0x06, wornWhen: 0x02)))
+        #expect(
+            acme.placementDecoder == .rule(.init(source: .manufacturer(companyIdentifier: 0x004C), offset: 3, mask: 0x06, wornWhen: 0x02)))
         #expect(acme.product.capabilities == [.audioSwitching])
         #expect(acme.product.setupOptions == [.confirmAuthorization, .finishInApp])
         #expect(acme.product.descriptor.bluetoothRange == .immediate)
@@ -204,12 +216,16 @@ import Testing
     /// bridge/info's `config` text, byte for byte: keys sorted at every level, nulls kept.
     @Test func summaryText() throws {
         let path = ConfigurationTestSupport.repositoryFile("config/examples/minimal.yaml")
-        guard case let .success(configuration) = ConfigurationLoader.load(
-            path: path, environment: ["AABRIDGE_MQTT_PASSWORD": "x"], hostname: "h")
+        guard
+            case let .success(configuration) = ConfigurationLoader.load(
+                path: path, environment: ["AABRIDGE_MQTT_PASSWORD": "x"], hostname: "h")
         else {
             Issue.record("minimal example failed")
             return
         }
-        #expect(configuration.summary.serialized == #"{"accessories":[],"gateways":[{"format":"openmqttgateway","name":"omg","status_topic":"home/+/LWT","topic":"home/+/BTtoMQTT/#"}],"health":{"interval_s":60},"homeassistant":{"discovery_prefix":"homeassistant","enabled":true,"status_topic":"homeassistant/status"},"log":{"format":"text","level":"info"},"mqtt":{"base_topic":"aabridge","ca":null,"cert":null,"client_id":"aabridge-h","keepalive":60,"key":null,"password_file":null,"password_set":true,"reconnect":{"max_s":30,"min_s":1},"server":"mqtt://localhost:1883","user":null,"version":5},"products":[{"auto_register":false,"capabilities":["audioSwitching","placement"],"hardware":"inEarBud","name":"AirPods Pro","placement_decoder":"apple_proximity"}],"setup":{"bluetooth":{"company_identifiers":["0x004C"],"names":[],"services":[]},"supports":["bluetooth"]},"sources":[],"storage":{"path":"data/aabridge.sqlite3"},"switching":{"availability_timeout_s":120,"immediate_rssi":-50,"placement_debounce_ms":500}}"#)
+        #expect(
+            configuration.summary.serialized
+                == #"{"accessories":[],"gateways":[{"format":"openmqttgateway","name":"omg","status_topic":"home/+/LWT","topic":"home/+/BTtoMQTT/#"}],"health":{"interval_s":60},"homeassistant":{"discovery_prefix":"homeassistant","enabled":true,"status_topic":"homeassistant/status"},"log":{"format":"text","level":"info"},"mqtt":{"base_topic":"aabridge","ca":null,"cert":null,"client_id":"aabridge-h","keepalive":60,"key":null,"password_file":null,"password_set":true,"reconnect":{"max_s":30,"min_s":1},"server":"mqtt://localhost:1883","user":null,"version":5},"products":[{"auto_register":false,"capabilities":["audioSwitching","placement"],"hardware":"inEarBud","name":"AirPods Pro","placement_decoder":"apple_proximity"}],"setup":{"bluetooth":{"company_identifiers":["0x004C"],"names":[],"services":[]},"supports":["bluetooth"]},"sources":[],"storage":{"path":"data/aabridge.sqlite3"},"switching":{"availability_timeout_s":120,"immediate_rssi":-50,"placement_debounce_ms":500}}"#
+        )
     }
 }

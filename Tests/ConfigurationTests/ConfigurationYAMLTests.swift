@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Configuration
 
 /// The YAML layer over libyaml: styles, nulls, positions, limits.
@@ -16,7 +17,8 @@ import Testing
     }
 
     @Test func scalarsKeepTheirTextStyleAndPosition() throws {
-        let entries = try mapping("""
+        let entries = try mapping(
+            """
             plain: 0x004C
             quoted: "0x004C"
             single: '0719'
@@ -32,7 +34,8 @@ import Testing
     }
 
     @Test func nullsAreDistinguishableFromQuotedStrings() throws {
-        let entries = try mapping("""
+        let entries = try mapping(
+            """
             a: null
             b: ~
             c:
@@ -62,13 +65,14 @@ import Testing
     }
 
     @Test func aliasesExpandToTheAnchoredValue() throws {
-        let configuration = try ConfigurationTestSupport.load(ConfigurationTestSupport.validBase + """
-            sources:
-              - address: &phone "11:22:33:44:55:66"
-                name: Alice's iPhone
-            mqtt:
-              client_id: *phone
-            """)
+        let configuration = try ConfigurationTestSupport.load(
+            ConfigurationTestSupport.validBase + """
+                sources:
+                  - address: &phone "11:22:33:44:55:66"
+                    name: Alice's iPhone
+                mqtt:
+                  client_id: *phone
+                """)
         #expect(configuration.mqtt.clientID == "11:22:33:44:55:66")
     }
 
@@ -146,7 +150,8 @@ import Testing
 /// Merge keys and robustness against arbitrary input.
 @Suite struct ConfigurationYAMLMergeTests {
     @Test func mergeKeysFillInWithoutOverriding() throws {
-        let configuration = try ConfigurationTestSupport.load("""
+        let configuration = try ConfigurationTestSupport.load(
+            """
             setup:
               bluetooth:
                 services: ["FE2C"]

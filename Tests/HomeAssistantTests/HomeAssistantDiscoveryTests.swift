@@ -3,6 +3,7 @@ import Bridge
 import Configuration
 import JSON
 import Testing
+
 @testable import HomeAssistant
 
 private typealias F = HomeAssistantFixtures
@@ -33,21 +34,23 @@ private typealias F = HomeAssistantFixtures
 
     @Test func fullAccessoryDevice() throws {
         let (_, payload) = F.discovery.accessoryDevice(F.fullStatus)
-        #expect(F.componentIDs(payload) == [
-            "placement", "worn", "primary_source", "secondary_source", "routes", "decision", "registration",
-            "battery_left", "battery_right", "battery_case", "rssi", "last_error",
-        ])
+        #expect(
+            F.componentIDs(payload) == [
+                "placement", "worn", "primary_source", "secondary_source", "routes", "decision", "registration",
+                "battery_left", "battery_right", "battery_case", "rssi", "last_error",
+            ])
         #expect(F.uniqueIDs(payload).allSatisfy { $0.hasPrefix("aabridge_A1B2C3D4E5F6_") })
         let device = try #require(payload["device"])
-        #expect(device == [
-            "identifiers": ["aabridge_A1B2C3D4E5F6"],
-            "connections": [["bluetooth", "A1:B2:C3:D4:E5:F6"]],
-            "name": "Alice's AirPods",
-            "manufacturer": "Apple",
-            "model": "AirPods Pro",
-            "model_id": "inEarBud",
-            "via_device": "aabridge_bridge_aabridge",
-        ])
+        #expect(
+            device == [
+                "identifiers": ["aabridge_A1B2C3D4E5F6"],
+                "connections": [["bluetooth", "A1:B2:C3:D4:E5:F6"]],
+                "name": "Alice's AirPods",
+                "manufacturer": "Apple",
+                "model": "AirPods Pro",
+                "model_id": "inEarBud",
+                "via_device": "aabridge_bridge_aabridge",
+            ])
         #expect(payload["origin"] == ["name": "aabridge", "sw_version": .string(BridgeModule.version)])
 
         let placement = try #require(payload["components"]?["placement"])
@@ -56,12 +59,17 @@ private typealias F = HomeAssistantFixtures
         #expect(placement["state_topic"] == "aabridge/accessory/A1B2C3D4E5F6")
         #expect(placement["options"] == ["inEar", "onHead", "overTheEar", "offHead"])
         #expect(placement["availability_mode"] == "all")
-        #expect(placement["availability"] == [
-            ["topic": "aabridge/bridge/state", "value_template": "{{ value_json.state }}",
-             "payload_available": "online", "payload_not_available": "offline"],
-            ["topic": "aabridge/accessory/A1B2C3D4E5F6/availability", "value_template": "{{ value_json.state }}",
-             "payload_available": "online", "payload_not_available": "offline"],
-        ])
+        #expect(
+            placement["availability"] == [
+                [
+                    "topic": "aabridge/bridge/state", "value_template": "{{ value_json.state }}",
+                    "payload_available": "online", "payload_not_available": "offline",
+                ],
+                [
+                    "topic": "aabridge/accessory/A1B2C3D4E5F6/availability", "value_template": "{{ value_json.state }}",
+                    "payload_available": "online", "payload_not_available": "offline",
+                ],
+            ])
 
         let worn = try #require(payload["components"]?["worn"])
         #expect(worn["platform"] == "binary_sensor")
@@ -98,9 +106,10 @@ private typealias F = HomeAssistantFixtures
 
     @Test func placementCapabilityOff() {
         let (_, payload) = F.discovery.accessoryDevice(F.switchingOnlyStatus)
-        #expect(F.componentIDs(payload) == [
-            "primary_source", "secondary_source", "routes", "decision", "registration", "battery", "rssi", "last_error",
-        ])
+        #expect(
+            F.componentIDs(payload) == [
+                "primary_source", "secondary_source", "routes", "decision", "registration", "battery", "rssi", "last_error",
+            ])
         #expect(payload["device"]?["manufacturer"] == nil)
     }
 

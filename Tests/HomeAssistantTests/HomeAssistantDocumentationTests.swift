@@ -2,8 +2,9 @@ import AccessoryKit
 import Bridge
 import Configuration
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import HomeAssistant
 
 private typealias F = HomeAssistantFixtures
@@ -46,7 +47,9 @@ private typealias F = HomeAssistantFixtures
         ]
         var ids: Set<String> = []
         for device in devices {
-            guard let deviceName = device["device"]?["name"]?.stringValue, case .object(let components)? = device["components"] else { continue }
+            guard let deviceName = device["device"]?["name"]?.stringValue, case .object(let components)? = device["components"] else {
+                continue
+            }
             for (_, component) in components {
                 guard let platform = component["platform"]?.stringValue, let name = component["name"]?.stringValue else { continue }
                 ids.insert(Self.entityID(platform: platform, device: deviceName, entity: name))
@@ -77,7 +80,9 @@ private typealias F = HomeAssistantFixtures
             guard case .mapping(let entries) = automation.content else { Issue.record("not a mapping"); continue }
             let keys = entries.compactMap(\.key.scalar?.value)
             for required in ["alias", "triggers", "actions"] { #expect(keys.contains(required), "\(keys)") }
-            for key in keys { #expect(["alias", "description", "triggers", "conditions", "actions", "mode", "max"].contains(key), "\(key)") }
+            for key in keys {
+                #expect(["alias", "description", "triggers", "conditions", "actions", "mode", "max"].contains(key), "\(key)")
+            }
             guard case .sequence(let triggers)? = entries.first(where: { $0.key.scalar?.value == "triggers" })?.value.content else {
                 Issue.record("triggers is not a list")
                 continue
@@ -107,8 +112,10 @@ private typealias F = HomeAssistantFixtures
     @Test func topicsInTheDocsExist() {
         let topics = Topics(base: "aabridge")
         let generic = Topics(base: "<base>")
-        for topic in [topics.decision(F.budsID), generic.requestPrefix + "picker/show", topics.requestPrefix + "accessory/register",
-                      generic.bridgeState, generic.availability(F.budsID).replacingOccurrences(of: F.budsID.topicID, with: "<ID>")] {
+        for topic in [
+            topics.decision(F.budsID), generic.requestPrefix + "picker/show", topics.requestPrefix + "accessory/register",
+            generic.bridgeState, generic.availability(F.budsID).replacingOccurrences(of: F.budsID.topicID, with: "<ID>"),
+        ] {
             #expect(text.contains(topic), "\(topic)")
         }
     }

@@ -1,6 +1,7 @@
 import AccessoryKit
 import JSON
 import Testing
+
 @testable import HomeAssistant
 
 private typealias F = HomeAssistantFixtures
@@ -18,7 +19,8 @@ private typealias F = HomeAssistantFixtures
         return rules.validate([bridge, (accessory.topic, payload)]).map(\.description)
     }
 
-    private func expectViolation(_ fragment: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) -> Void) {
+    private func expectViolation(_ fragment: String, sourceLocation: SourceLocation = #_sourceLocation, _ change: (inout JSONValue) -> Void)
+    {
         let found = violations(change)
         #expect(found.contains { $0.contains(fragment) }, "expected '\(fragment)' in \(found)", sourceLocation: sourceLocation)
     }
@@ -95,11 +97,15 @@ private typealias F = HomeAssistantFixtures
     }
 
     @Test func availabilityRules() {
-        expectViolation("topic is required") { $0.set(["components", "rssi", "availability"], [["value_template": "{{ value_json.state }}"]]) }
+        expectViolation("topic is required") {
+            $0.set(["components", "rssi", "availability"], [["value_template": "{{ value_json.state }}"]])
+        }
         expectViolation("must be all, any or latest") { $0.set(["components", "rssi", "availability_mode"], "both") }
         expectViolation("without availability") { $0.set(["components", "rssi", "availability"], nil) }
         expectViolation("payload_available equals") {
-            $0.set(["components", "rssi", "availability"], [["topic": "aabridge/bridge/state", "payload_available": "x", "payload_not_available": "x"]])
+            $0.set(
+                ["components", "rssi", "availability"],
+                [["topic": "aabridge/bridge/state", "payload_available": "x", "payload_not_available": "x"]])
         }
     }
 }
@@ -133,14 +139,18 @@ extension JSONValue {
     mutating func abbreviate(componentIDs: Bool = false) {
         switch self {
         case .object(let pairs):
-            self = .object(pairs.map { key, value in
-                var value = value
-                value.abbreviate(componentIDs: key == "components")
-                let short = componentIDs ? key : (HomeAssistantRules.abbreviations[key] ?? key)
-                return (short, value)
-            })
+            self = .object(
+                pairs.map { key, value in
+                    var value = value
+                    value.abbreviate(componentIDs: key == "components")
+                    let short = componentIDs ? key : (HomeAssistantRules.abbreviations[key] ?? key)
+                    return (short, value)
+                })
         case .array(let values):
-            self = .array(values.map { var value = $0; value.abbreviate(); return value })
+            self = .array(
+                values.map {
+                    var value = $0; value.abbreviate(); return value
+                })
         default: break
         }
     }

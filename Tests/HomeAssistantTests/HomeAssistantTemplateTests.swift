@@ -2,8 +2,9 @@ import AccessoryKit
 import Bridge
 import Foundation
 import JSON
-import Testing
 import TestSupport
+import Testing
+
 @testable import HomeAssistant
 
 private typealias F = HomeAssistantFixtures
@@ -24,7 +25,8 @@ struct HomeAssistantTemplateTests {
         let script = directory.appendingPathComponent("render.py")
         let list = JSONValue.array(cases.map { ["template": .string($0.template), "payload": .string($0.payload.serialized)] })
         try Data(list.bytes).write(to: input)
-        try Data("""
+        try Data(
+            """
             import json, sys
             from jinja2.sandbox import ImmutableSandboxedEnvironment
             env = ImmutableSandboxedEnvironment()
@@ -37,7 +39,8 @@ struct HomeAssistantTemplateTests {
                 except Exception as error:
                     out.append("TEMPLATE ERROR: %r" % error)
             json.dump(out, open(sys.argv[2], "w"))
-            """.utf8).write(to: script)
+            """.utf8
+        ).write(to: script)
         let child = try ChildProcess(path: "/usr/bin/env", arguments: ["python3", script.path, input.path, output.path])
         #expect(child.wait() == 0)
         let rendered = try JSONParser.parse(Array(try Data(contentsOf: output)))
@@ -69,7 +72,9 @@ struct HomeAssistantTemplateTests {
             let (_, discovery) = F.discovery.accessoryDevice(status, batteryParts: Set(HomeAssistantBatteryPart.allCases))
             let state = payloads.status(status)
             guard case .object(let components)? = discovery["components"] else { Issue.record("no components"); continue }
-            let stateComponents = components.filter { $0.1["state_topic"]?.stringValue == F.discovery.topics.accessory(status.accessory.id) }
+            let stateComponents = components.filter {
+                $0.1["state_topic"]?.stringValue == F.discovery.topics.accessory(status.accessory.id)
+            }
             var cases: [(template: String, payload: JSONValue)] = stateComponents.map { ($0.1["value_template"]!.stringValue!, state) }
             let attributeComponents = components.filter { $0.1["json_attributes_template"] != nil }
             cases += attributeComponents.map { ($0.1["json_attributes_template"]!.stringValue!, state) }
@@ -82,8 +87,10 @@ struct HomeAssistantTemplateTests {
                 switch id {
                 case "placement": expected = status.placement?.rawValue ?? "None"
                 case "worn": expected = status.worn.map { $0 ? "ON" : "OFF" } ?? "None"
-                case "primary_source": expected = status.registration?.configuration.primaryAudioSourceDeviceIdentifier?.description ?? "none"
-                case "secondary_source": expected = status.registration?.configuration.secondaryAudioSourceDeviceIdentifier?.description ?? "none"
+                case "primary_source":
+                    expected = status.registration?.configuration.primaryAudioSourceDeviceIdentifier?.description ?? "none"
+                case "secondary_source":
+                    expected = status.registration?.configuration.secondaryAudioSourceDeviceIdentifier?.description ?? "none"
                 case "routes": expected = String(status.routes.count)
                 case "registration": expected = status.registrationState
                 case "rssi": expected = status.rssi.map(String.init) ?? "None"

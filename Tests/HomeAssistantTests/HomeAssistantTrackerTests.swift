@@ -1,5 +1,6 @@
 import AccessoryKit
 import Testing
+
 @testable import HomeAssistant
 
 private typealias F = HomeAssistantFixtures

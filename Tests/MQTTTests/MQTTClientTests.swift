@@ -1,13 +1,15 @@
 import Foundation
-import Testing
-@testable import MQTT
 import TestSupport
+import Testing
+
+@testable import MQTT
 
 /// The client against a real mosquitto started by each test.
 @Suite("MQTT client against a real broker")
 struct MQTTClientTests {
-    @Test("publish and receive round trip", arguments: [MQTTQoS.atMostOnce, .atLeastOnce],
-          [MQTTConfiguration.ProtocolVersion.v311, .v5])
+    @Test(
+        "publish and receive round trip", arguments: [MQTTQoS.atMostOnce, .atLeastOnce],
+        [MQTTConfiguration.ProtocolVersion.v311, .v5])
     func roundTrip(qos: MQTTQoS, version: MQTTConfiguration.ProtocolVersion) async throws {
         let broker = try MosquittoBroker()
         let subscriber = try await ConnectedClient(testConfiguration(broker, version: version), subscribe: ["t/#"], qos: qos)

@@ -1,6 +1,6 @@
-import Testing
 import MQTT
 import TestSupport
+import Testing
 
 /// ``MQTTPublishing``: the in-memory implementation components are tested with, and the
 /// client behind the same protocol.
@@ -13,11 +13,12 @@ struct MQTTPublishingTests {
         #expect(publisher.enqueue(topic: "a", payload: [1], qos: .atMostOnce, retain: false))
         try await publisher.publishAcknowledged(topic: "b", payload: [2], qos: .atLeastOnce, retain: true)
         #expect(publisher.enqueue(topic: "a", payload: [3], qos: .atLeastOnce, retain: false))
-        #expect(memory.messages == [
-            MQTTMessage(topic: "a", payload: [1]),
-            MQTTMessage(topic: "b", payload: [2], qos: .atLeastOnce, retain: true),
-            MQTTMessage(topic: "a", payload: [3], qos: .atLeastOnce),
-        ])
+        #expect(
+            memory.messages == [
+                MQTTMessage(topic: "a", payload: [1]),
+                MQTTMessage(topic: "b", payload: [2], qos: .atLeastOnce, retain: true),
+                MQTTMessage(topic: "a", payload: [3], qos: .atLeastOnce),
+            ])
         #expect(memory.messages(on: "a").map(\.payload) == [[1], [3]])
         #expect(publisher.statistics.messagesOut == 3)
         memory.removeAllMessages()

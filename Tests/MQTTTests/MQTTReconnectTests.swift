@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import MQTT
 import TestSupport
+import Testing
+
+@testable import MQTT
 
 @Suite("Connection supervisor against a real broker")
 struct MQTTReconnectTests {
@@ -57,9 +58,11 @@ struct MQTTReconnectTests {
             $0.contains { if case .disconnected(let error) = $0, case .connectionRefused = error.code { true } else { false } }
         }
         #expect(refused, "the refusal is reported with its reason")
-        #expect(await client.states.wait { states in
-            states.filter { if case .disconnected(let error) = $0, case .connectionRefused = error.code { true } else { false } }.count >= 2
-        }, "and the supervisor keeps trying")
+        #expect(
+            await client.states.wait { states in
+                states.filter { if case .disconnected(let error) = $0, case .connectionRefused = error.code { true } else { false } }.count
+                    >= 2
+            }, "and the supervisor keeps trying")
         // Fixed by the operator: anonymous access again. The client comes back on its own.
         broker.stop()
         try broker.reconfigure(.init())
@@ -101,9 +104,10 @@ struct MQTTOutstandingPublishesTests {
         broker.thaw()
         let drained = await eventually(timeout: .seconds(15)) { publisher.client.outstandingPublishes == 0 }
         #expect(drained, "back to 0 once acknowledged (still \(publisher.client.outstandingPublishes))")
-        #expect(await watcher.messages.wait(timeout: .seconds(15)) { messages in
-            (0..<30).allSatisfy { index in messages.contains { $0.topic == "o/\(index)" } }
-        }, "every counted message was delivered")
+        #expect(
+            await watcher.messages.wait(timeout: .seconds(15)) { messages in
+                (0..<30).allSatisfy { index in messages.contains { $0.topic == "o/\(index)" } }
+            }, "every counted message was delivered")
         await publisher.client.disconnect()
         await watcher.client.disconnect()
     }

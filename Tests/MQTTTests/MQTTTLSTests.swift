@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import MQTT
 import TestSupport
+import Testing
+
+@testable import MQTT
 
 @Suite("TLS against a real broker with a CA made by the test")
 struct MQTTTLSTests {
@@ -11,9 +12,10 @@ struct MQTTTLSTests {
         let broker = try MosquittoBroker(.init(tls: certificates, requireClientCertificate: true))
         var configuration = testConfiguration(broker)
         configuration.port = try #require(broker.tlsPort)
-        configuration.tls = .init(caFile: certificates.caCertificate.path,
-                                  certificateFile: certificates.clientCertificate.path,
-                                  keyFile: certificates.clientKey.path)
+        configuration.tls = .init(
+            caFile: certificates.caCertificate.path,
+            certificateFile: certificates.clientCertificate.path,
+            keyFile: certificates.clientKey.path)
         let subscriber = try await ConnectedClient(configuration, subscribe: ["tls/#"])
         try await subscriber.client.publishAcknowledged(topic: "tls/x", string: "secret channel", qos: .atLeastOnce)
         #expect(await subscriber.messages.wait(count: 1))

@@ -1,13 +1,17 @@
 import Foundation
-@testable import MQTT
 import TestSupport
 
+@testable import MQTT
+
 /// A client configuration for a test broker, with short reconnect delays so tests are quick.
-func testConfiguration(_ broker: MosquittoBroker, clientID: String = "test-\(UUID().uuidString.prefix(8))",
-                       version: MQTTConfiguration.ProtocolVersion = .v5) -> MQTTConfiguration {
-    MQTTConfiguration(host: "127.0.0.1", port: broker.port, clientID: clientID, keepalive: 10,
-                      protocolVersion: version,
-                      reconnect: ReconnectBackoff(minimum: .milliseconds(50), maximum: .milliseconds(300)))
+func testConfiguration(
+    _ broker: MosquittoBroker, clientID: String = "test-\(UUID().uuidString.prefix(8))",
+    version: MQTTConfiguration.ProtocolVersion = .v5
+) -> MQTTConfiguration {
+    MQTTConfiguration(
+        host: "127.0.0.1", port: broker.port, clientID: clientID, keepalive: 10,
+        protocolVersion: version,
+        reconnect: ReconnectBackoff(minimum: .milliseconds(50), maximum: .milliseconds(300)))
 }
 
 /// A connected client plus collectors for its messages and connection states.

@@ -1,6 +1,7 @@
 import AccessoryKit
 import Foundation
 import Testing
+
 @testable import Storage
 
 @Suite("AccessoryStore: writes, loads and the connection's durability settings")
@@ -40,11 +41,14 @@ struct AccessoryStoreTests {
         #expect(state.registrations[F.bare.id]?.isInvalidated == true)
         #expect(state.registrations[F.bare.id]?.configuration.devicePlacement == nil)
         #expect(state.registrations[F.unauthorized.id]?.configuration.secondaryAudioSourceDeviceIdentifier == nil)
-        #expect(state.registrations[F.unauthorized.id]?.configuration.primaryAudioSourceDeviceIdentifier == BluetoothAddress(rawValue: 0xFFFF_FFFF_FFFF))
+        #expect(
+            state.registrations[F.unauthorized.id]?.configuration.primaryAudioSourceDeviceIdentifier
+                == BluetoothAddress(rawValue: 0xFFFF_FFFF_FFFF))
     }
 
-    @Test("every placement, capability set and authorization state round-trips",
-          arguments: AccessoryControlDevice.Placement.allCases.map(Optional.some) + [nil])
+    @Test(
+        "every placement, capability set and authorization state round-trips",
+        arguments: AccessoryControlDevice.Placement.allCases.map(Optional.some) + [nil])
     func placements(placement: AccessoryControlDevice.Placement?) throws {
         let directory = TemporaryDirectory()
         let store = try AccessoryStore(path: directory.database())
@@ -56,7 +60,8 @@ struct AccessoryStoreTests {
                 var accessory = F.accessory(0)
                 accessory.id = id
                 accessory.state = state
-                let registration = Registration(configuration: .init(devicePlacement: placement, deviceCapabilities: .init(rawValue: raw)), isInvalidated: raw % 2 == 0)
+                let registration = Registration(
+                    configuration: .init(devicePlacement: placement, deviceCapabilities: .init(rawValue: raw)), isInvalidated: raw % 2 == 0)
                 writes += [.upsertAccessory(accessory), .upsertRegistration(id, registration)]
                 expected[id] = registration
             }
@@ -82,7 +87,9 @@ struct AccessoryStoreTests {
     func upsertReplaces() throws {
         let directory = TemporaryDirectory()
         let store = try AccessoryStore(path: directory.database())
-        try store.apply([.upsertAccessory(F.accessory(9)), .upsertAccessory(F.accessory(4)), .upsertRegistration(F.address(9), F.registration(9))])
+        try store.apply([
+            .upsertAccessory(F.accessory(9)), .upsertAccessory(F.accessory(4)), .upsertRegistration(F.address(9), F.registration(9)),
+        ])
         var renamed = F.accessory(9)
         renamed.displayName = "Renamed"
         renamed.state = .unauthorized
@@ -166,9 +173,11 @@ struct AccessoryStoreTests {
         let directory = TemporaryDirectory()
         let store = try AccessoryStore(path: directory.database())
         let settings = try store.withConnection { connection throws(StorageError) in
-            [try connection.scalar("PRAGMA journal_mode"), try connection.scalar("PRAGMA synchronous"),
-             try connection.scalar("PRAGMA foreign_keys"), try connection.scalar("PRAGMA busy_timeout"),
-             try connection.scalar("PRAGMA user_version"), try connection.scalar("PRAGMA application_id")]
+            [
+                try connection.scalar("PRAGMA journal_mode"), try connection.scalar("PRAGMA synchronous"),
+                try connection.scalar("PRAGMA foreign_keys"), try connection.scalar("PRAGMA busy_timeout"),
+                try connection.scalar("PRAGMA user_version"), try connection.scalar("PRAGMA application_id"),
+            ]
         }
         // synchronous: 2 = FULL.
         #expect(settings == ["wal", "2", "1", "5000", "\(StoreSchema.currentVersion)", "\(StoreSchema.applicationID)"])
@@ -183,8 +192,10 @@ struct AccessoryStoreTests {
         // The registration refers to an accessory that is never stored: the deferred foreign
         // key fails at COMMIT, after the other writes already ran inside the transaction.
         let error = #expect(throws: StorageError.self) {
-            try store.apply([.upsertAccessory(F.full), .migrationComplete, .deleteAccessory(F.bare.id),
-                             .upsertRegistration(F.address(99), F.fullRegistration)])
+            try store.apply([
+                .upsertAccessory(F.full), .migrationComplete, .deleteAccessory(F.bare.id),
+                .upsertRegistration(F.address(99), F.fullRegistration),
+            ])
         }
         #expect(error?.code == .constraint)
         #expect(error?.message.contains(directory.database()) == true)

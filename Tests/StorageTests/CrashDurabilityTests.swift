@@ -1,6 +1,7 @@
 import AccessoryKit
 import Foundation
 import Testing
+
 @testable import Storage
 
 /// kill -9 durability: a child process (this very test binary, running only
@@ -23,7 +24,7 @@ struct CrashDurabilityTests {
     func crashChildWriter() throws {
         let path = try #require(ProcessInfo.processInfo.environment[Self.childVariable])
         let store = try AccessoryStore(path: path)
-        let deadline = ContinuousClock.now + .seconds(60)  // never outlive a parent that died
+        let deadline = ContinuousClock.now + .seconds(60) // never outlive a parent that died
         var n: UInt64 = 1
         while ContinuousClock.now < deadline {
             try store.apply(Self.writes(n))
@@ -51,7 +52,7 @@ struct CrashDurabilityTests {
         let deadline = ContinuousClock.now + .seconds(60)
         while true {
             let data = reader.availableData
-            if data.isEmpty { break }  // EOF: the child is gone
+            if data.isEmpty { break } // EOF: the child is gone
             text += String(decoding: data, as: UTF8.self)
             if !killed && (text.components(separatedBy: "ack ").count - 1 >= target || ContinuousClock.now > deadline) {
                 // A random moment: usually in the middle of the next commit.
@@ -61,8 +62,9 @@ struct CrashDurabilityTests {
             }
         }
         process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
-                "the child ended by itself: \(text.suffix(400))")
+        #expect(
+            process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
+            "the child ended by itself: \(text.suffix(400))")
         return text.split(separator: "\n").compactMap { line in
             line.hasPrefix("ack ") ? UInt64(line.dropFirst(4)) : nil
         }

@@ -1,6 +1,7 @@
 import AccessoryKit
 import Foundation
 import Testing
+
 @testable import Storage
 
 private typealias F = StoreFixtures
@@ -49,32 +50,37 @@ struct DescriptorFormatTests {
     static let descriptors: [DiscoveryDescriptor] = [
         F.fullDescriptor,
         DiscoveryDescriptor(),
-        DiscoveryDescriptor(bluetoothCompanyIdentifier: 0x004C, bluetoothManufacturerDataBlob: [0x07, 0x19],
-                            bluetoothManufacturerDataMask: [0xFF, 0xFF]),
+        DiscoveryDescriptor(
+            bluetoothCompanyIdentifier: 0x004C, bluetoothManufacturerDataBlob: [0x07, 0x19],
+            bluetoothManufacturerDataMask: [0xFF, 0xFF]),
         DiscoveryDescriptor(bluetoothServiceUUID: BluetoothUUID("0000180F-0000-1000-8000-00805F9B34FC")),
         DiscoveryDescriptor(bluetoothNameSubstring: "tab\there \\ \"q\" a/b 🎧 \u{7F}", ssid: "net\nline"),
     ]
 
     @Test("a row as an existing database holds it reads back, and is written the same")
     func literalRow() {
-        let row = #"{"company":76,"manufacturerBlob":"0710","manufacturerMask":"FFF0","name":"Acme \"Buds\" / ü","nameCompare":"caseInsensitive","options":7,"range":"immediate","service":"0000FE2C-0000-1000-8000-00805F9B34FB","serviceBlob":"00","serviceMask":"","ssid":"AcmeNet","ssidPrefix":"Acme-"}"#
+        let row =
+            #"{"company":76,"manufacturerBlob":"0710","manufacturerMask":"FFF0","name":"Acme \"Buds\" / ü","nameCompare":"caseInsensitive","options":7,"range":"immediate","service":"0000FE2C-0000-1000-8000-00805F9B34FB","serviceBlob":"00","serviceMask":"","ssid":"AcmeNet","ssidPrefix":"Acme-"}"#
         #expect(DescriptorRecord.decode(row) == F.fullDescriptor)
         #expect(DescriptorRecord.encode(F.fullDescriptor) == row)
     }
 
-    @Test("every descriptor: the stored text is the one Foundation wrote, and Foundation's text reads back",
-          arguments: descriptors)
+    @Test(
+        "every descriptor: the stored text is the one Foundation wrote, and Foundation's text reads back",
+        arguments: descriptors)
     func sameText(descriptor: DiscoveryDescriptor) {
         let foundation = FoundationRecord(descriptor).text
         #expect(DescriptorRecord.encode(descriptor) == foundation)
         #expect(DescriptorRecord.decode(foundation) == descriptor)
     }
 
-    @Test("damaged rows are refused, unknown keys and nulls are not", arguments: [
-        (#"{"company":65536}"#, false), (#"{"company":"76"}"#, false), (#"{"options":-1}"#, false),
-        (#"{"name":7}"#, false), (#"[]"#, false), (#"{"company":76,"future":{"x":1}}"#, true),
-        (#"{"company":null,"name":"Acme"}"#, true),
-    ])
+    @Test(
+        "damaged rows are refused, unknown keys and nulls are not",
+        arguments: [
+            (#"{"company":65536}"#, false), (#"{"company":"76"}"#, false), (#"{"options":-1}"#, false),
+            (#"{"name":7}"#, false), (#"[]"#, false), (#"{"company":76,"future":{"x":1}}"#, true),
+            (#"{"company":null,"name":"Acme"}"#, true),
+        ])
     func damaged(text: String, readable: Bool) {
         #expect((DescriptorRecord.decode(text) != nil) == readable, "\(text)")
     }

@@ -1,5 +1,6 @@
 import AccessoryKit
 import Testing
+
 @testable import Storage
 
 /// The engine's real storage outputs, committed through the SQLite store and loaded into a
@@ -13,10 +14,13 @@ struct EngineRoundTripTests {
 
     static let configuration = EngineConfiguration(
         products: [
-            Product(name: "Buds", hardware: .inEarBud, capabilities: [.audioSwitching, .placement], autoRegister: true,
-                    descriptor: DiscoveryDescriptor(bluetoothCompanyIdentifier: 0x004C, bluetoothManufacturerDataBlob: [0x07], bluetoothManufacturerDataMask: [0xFF])),
-            Product(name: "Basic", hardware: .onEarHeadphone, capabilities: [.audioSwitching],
-                    descriptor: DiscoveryDescriptor(bluetoothCompanyIdentifier: 0x0A12)),
+            Product(
+                name: "Buds", hardware: .inEarBud, capabilities: [.audioSwitching, .placement], autoRegister: true,
+                descriptor: DiscoveryDescriptor(
+                    bluetoothCompanyIdentifier: 0x004C, bluetoothManufacturerDataBlob: [0x07], bluetoothManufacturerDataMask: [0xFF])),
+            Product(
+                name: "Basic", hardware: .onEarHeadphone, capabilities: [.audioSwitching],
+                descriptor: DiscoveryDescriptor(bluetoothCompanyIdentifier: 0x0A12)),
         ],
         declaration: SetupDeclaration(supports: [.bluetooth], bluetoothCompanyIdentifiers: [0x004C, 0x0A12]),
         migrations: [
@@ -45,7 +49,11 @@ struct EngineRoundTripTests {
             let store = try AccessoryStore(path: path)
             _ = try Self.step(&engine, .activate, at: now, store: store)
             now = now.advanced(byMilliseconds: 1000)
-            let registered = try Self.step(&engine, .request(.register(Self.b, RegistrationRequest(capabilities: [.audioSwitching], primarySource: Self.phone)), role: .container), at: now, store: store)
+            let registered = try Self.step(
+                &engine,
+                .request(
+                    .register(Self.b, RegistrationRequest(capabilities: [.audioSwitching], primarySource: Self.phone)), role: .container),
+                at: now, store: store)
             #expect(registered.outputs.contains { if case .storage(.upsertRegistration) = $0 { true } else { false } })
             _ = try Self.step(&engine, .request(.rename(Self.a, name: "Anna's buds"), role: .container), at: now, store: store)
             _ = try Self.step(&engine, .request(.invalidate(Self.b), role: .container), at: now, store: store)
@@ -63,7 +71,9 @@ struct EngineRoundTripTests {
         let activated = try Self.step(&restarted, .activate, at: now.advanced(byMilliseconds: 1000), store: store)
         #expect(!activated.outputs.contains { $0 == .storage(.migrationComplete) })
         #expect(restarted.accessories == engine.accessories)
-        #expect(restarted.registry.registrations == engine.registry.registrations.filter { id, _ in engine.accessories.contains { $0.id == id } })
+        #expect(
+            restarted.registry.registrations
+                == engine.registry.registrations.filter { id, _ in engine.accessories.contains { $0.id == id } })
         #expect(restored.accessories.first { $0.id == Self.a }?.displayName == "Anna's buds")
         #expect(restored.registrations[Self.b]?.isInvalidated == true)
         #expect(try store.load() == restored)

@@ -1,6 +1,7 @@
 import AccessoryKit
 import Foundation
 import Testing
+
 @testable import Storage
 
 @Suite("Schema versions: migrations, newer and foreign databases")
@@ -54,14 +55,19 @@ struct SchemaMigrationTests {
         let id = BluetoothAddress(rawValue: 176_681_009_545_217)
         let expected = Accessory(
             id: id, displayName: "Buds", product: "Acme Buds",
-            descriptor: DiscoveryDescriptor(bluetoothCompanyIdentifier: 0x004C, bluetoothServiceUUID: BluetoothUUID("FE2C"),
-                                            supportedOptions: [.bluetoothPairingLE, .bluetoothTransportBridging]),
+            descriptor: DiscoveryDescriptor(
+                bluetoothCompanyIdentifier: 0x004C, bluetoothServiceUUID: BluetoothUUID("FE2C"),
+                supportedOptions: [.bluetoothPairingLE, .bluetoothTransportBridging]),
             state: .authorized, bluetoothTransportBridgingIdentifier: [1, 2, 3, 4, 5, 6])
         let state = try store.load()
         #expect(state.accessories == [expected])
-        #expect(state.registrations == [id: Registration(configuration: .init(
-            devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement],
-            primaryAudioSourceDeviceIdentifier: BluetoothAddress(rawValue: 4096)))])
+        #expect(
+            state.registrations == [
+                id: Registration(
+                    configuration: .init(
+                        devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement],
+                        primaryAudioSourceDeviceIdentifier: BluetoothAddress(rawValue: 4096)))
+            ])
         #expect(state.migrationComplete)
         // The table version 2 added works, and the store is now in WAL mode.
         try store.saveSources([BluetoothAddress(rawValue: 4096)], for: id)
@@ -94,10 +100,12 @@ struct SchemaMigrationTests {
         #expect(throws: StorageError.self) { try AccessoryStore(path: path, mode: .readOnly) }
     }
 
-    @Test("another application's database is refused", arguments: [
-        "PRAGMA application_id = 42;",
-        "CREATE TABLE things (x INTEGER);",
-    ])
+    @Test(
+        "another application's database is refused",
+        arguments: [
+            "PRAGMA application_id = 42;",
+            "CREATE TABLE things (x INTEGER);",
+        ])
     func foreignDatabase(sql: String) throws {
         let directory = TemporaryDirectory()
         let path = directory.database()

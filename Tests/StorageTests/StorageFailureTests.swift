@@ -1,6 +1,7 @@
 import AccessoryKit
 import Foundation
 import Testing
+
 @testable import Storage
 
 @Suite("Full and read-only storage: a clear error, nothing half-stored, reads keep working")
@@ -55,8 +56,9 @@ struct StorageFailureTests {
         return process.terminationStatus == 0
     }
 
-    @Test("a really full file system (a 512 KiB tmpfs) gives .diskFull and keeps the acknowledged state",
-          .enabled(if: canMount, "needs root and mount"))
+    @Test(
+        "a really full file system (a 512 KiB tmpfs) gives .diskFull and keeps the acknowledged state",
+        .enabled(if: canMount, "needs root and mount"))
     func diskFullOnTinyFileSystem() throws {
         let directory = TemporaryDirectory()
         let mountPoint = directory.path + "/tiny"
@@ -85,7 +87,8 @@ struct StorageFailureTests {
             }
         }
         let error = try #require(failure)
-        #expect(acknowledged.accessories.count > F.everythingState.accessories.count + 2, "the disk filled up before the loop wrote anything")
+        #expect(
+            acknowledged.accessories.count > F.everythingState.accessories.count + 2, "the disk filled up before the loop wrote anything")
         #expect(error.code == .diskFull, "\(error)")
         #expect(try store.load() == acknowledged)
         store.close()
@@ -120,8 +123,9 @@ struct StorageFailureTests {
         #expect(try AccessoryStore(path: copy).load() == F.everythingState)
     }
 
-    @Test("on a read-only file system .readWrite fails clearly and .readOnly serves the state",
-          .enabled(if: canMount, "needs root and mount"))
+    @Test(
+        "on a read-only file system .readWrite fails clearly and .readOnly serves the state",
+        .enabled(if: canMount, "needs root and mount"))
     func readOnlyFileSystem() throws {
         let directory = TemporaryDirectory()
         let source = directory.path + "/source"
@@ -129,7 +133,7 @@ struct StorageFailureTests {
         do {
             let store = try AccessoryStore(path: source + "/aabridge.sqlite3")
             try store.apply(F.everything)
-            store.close()  // a clean shutdown removes -wal and -shm
+            store.close() // a clean shutdown removes -wal and -shm
         }
         try FileManager.default.createDirectory(atPath: readOnlyView, withIntermediateDirectories: true)
         guard Self.run("/bin/mount", ["--bind", source, readOnlyView]) else { return }
@@ -174,10 +178,12 @@ struct StorageFailureTests {
         #expect(error?.code == .readOnly)
     }
 
-    @Test("result codes map to the codes the bridge answers with", arguments: [
-        (13, StorageError.Code.diskFull), (8, .readOnly), (1032, .readOnly), (11, .corrupt), (26, .corrupt),
-        (5, .busy), (6, .busy), (14, .cannotOpen), (19, .constraint), (787, .constraint), (10, .ioError), (1, .other(1)),
-    ] as [(Int32, StorageError.Code)])
+    @Test(
+        "result codes map to the codes the bridge answers with",
+        arguments: [
+            (13, StorageError.Code.diskFull), (8, .readOnly), (1032, .readOnly), (11, .corrupt), (26, .corrupt),
+            (5, .busy), (6, .busy), (14, .cannotOpen), (19, .constraint), (787, .constraint), (10, .ioError), (1, .other(1)),
+        ] as [(Int32, StorageError.Code)])
     func codeMapping(result: Int32, code: StorageError.Code) {
         #expect(StorageError.code(for: result) == code)
     }

@@ -1,5 +1,6 @@
 import AccessoryKit
 import Foundation
+
 @testable import Storage
 
 /// A fresh directory under the system temporary directory, removed when released.
@@ -38,7 +39,8 @@ enum StoreFixtures {
 
     /// An accessory with every optional unset and an all-default descriptor with a 128-bit UUID.
     static let bare = Accessory(
-        id: address(2), displayName: "", product: "Plain", descriptor: DiscoveryDescriptor(
+        id: address(2), displayName: "", product: "Plain",
+        descriptor: DiscoveryDescriptor(
             bluetoothServiceUUID: BluetoothUUID("0000180F-0000-1000-8000-00805F9B34FC")),
         state: .awaitingAuthorization)
 
@@ -46,25 +48,30 @@ enum StoreFixtures {
         id: address(3), displayName: "Old", product: "Plain", descriptor: DiscoveryDescriptor(ssid: "Wifi"),
         state: .unauthorized, bluetoothTransportBridgingIdentifier: [])
 
-    static let fullRegistration = Registration(configuration: .init(
-        devicePlacement: .overTheEar, deviceCapabilities: [.audioSwitching, .placement],
-        primaryAudioSourceDeviceIdentifier: address(0x100), secondaryAudioSourceDeviceIdentifier: address(0x101)))
+    static let fullRegistration = Registration(
+        configuration: .init(
+            devicePlacement: .overTheEar, deviceCapabilities: [.audioSwitching, .placement],
+            primaryAudioSourceDeviceIdentifier: address(0x100), secondaryAudioSourceDeviceIdentifier: address(0x101)))
 
     static let bareRegistration = Registration(configuration: .init(deviceCapabilities: []), isInvalidated: true)
 
-    static let primaryOnly = Registration(configuration: .init(
-        devicePlacement: .offHead, deviceCapabilities: [.audioSwitching],
-        primaryAudioSourceDeviceIdentifier: BluetoothAddress(rawValue: 0xFFFF_FFFF_FFFF)))
+    static let primaryOnly = Registration(
+        configuration: .init(
+            devicePlacement: .offHead, deviceCapabilities: [.audioSwitching],
+            primaryAudioSourceDeviceIdentifier: BluetoothAddress(rawValue: 0xFFFF_FFFF_FFFF)))
 
     /// An accessory for bulk tests.
     static func accessory(_ n: UInt64) -> Accessory {
-        Accessory(id: address(n), displayName: "Accessory \(n)", product: "Acme Buds",
-                  descriptor: DiscoveryDescriptor(bluetoothCompanyIdentifier: 0x004C), state: .authorized)
+        Accessory(
+            id: address(n), displayName: "Accessory \(n)", product: "Acme Buds",
+            descriptor: DiscoveryDescriptor(bluetoothCompanyIdentifier: 0x004C), state: .authorized)
     }
 
     static func registration(_ n: UInt64) -> Registration {
-        Registration(configuration: .init(devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement],
-                                          primaryAudioSourceDeviceIdentifier: address(0x1_0000 + n)))
+        Registration(
+            configuration: .init(
+                devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement],
+                primaryAudioSourceDeviceIdentifier: address(0x1_0000 + n)))
     }
 
     /// The state the writes of `everything` produce.

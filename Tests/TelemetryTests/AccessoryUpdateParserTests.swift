@@ -1,5 +1,6 @@
 import AccessoryKit
 import Testing
+
 @testable import Telemetry
 
 /// `accessory/<ID>/set` payloads are read once: a report, or a registration attempt.
@@ -19,7 +20,8 @@ struct AccessoryUpdateParserTests {
         let update = AccessoryReportParser.parseUpdate(Array(#"{"placement":"inEar","rssi":-50}"#.utf8), accessory: accessory)
         let native = AccessoryReportParser.parse(Array(#"{"placement":"inEar","rssi":-50}"#.utf8), accessory: accessory, gateway: nil)
         #expect(update == native.map { .report($0) })
-        guard case .failure(let rejection) = AccessoryReportParser.parseUpdate(Array(#"{"placement":"bogus"}"#.utf8), accessory: accessory) else {
+        guard case .failure(let rejection) = AccessoryReportParser.parseUpdate(Array(#"{"placement":"bogus"}"#.utf8), accessory: accessory)
+        else {
             Issue.record("an unknown placement must be refused")
             return
         }

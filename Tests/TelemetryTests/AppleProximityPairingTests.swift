@@ -1,5 +1,6 @@
 import AccessoryKit
 import Testing
+
 @testable import Telemetry
 
 @Suite struct AppleProximityPairingTests {
@@ -112,12 +113,14 @@ import Testing
     @Test func appleProximityAndNone() throws {
         // Left bud in an ear, 50 %, from the Theengs fixture.
         let advertisement = Self.advertisement(manufacturer: "4c000719010e2022f58f00000a7d9fff27234873d4305e0fed1b39e2b8")
-        #expect(PlacementDecoder.appleProximity.decode(advertisement, hardware: .inEarBud)
-            == AdvertisementSighting.Decoded(worn: true, placement: .inEar, battery: Battery(left: 50)))
+        #expect(
+            PlacementDecoder.appleProximity.decode(advertisement, hardware: .inEarBud)
+                == AdvertisementSighting.Decoded(worn: true, placement: .inEar, battery: Battery(left: 50)))
         #expect(PlacementDecoder.appleProximity.decode(Self.advertisement(manufacturer: "dc0007"), hardware: .inEarBud) == nil)
         #expect(PlacementDecoder.none.decode(advertisement, hardware: .inEarBud) == nil)
-        #expect([PlacementDecoder.none, .appleProximity, .rule(.init(source: .service(nil), offset: 0, mask: 1, wornWhen: 1))].map(\.name)
-            == ["none", "apple_proximity", "rule"])
+        #expect(
+            [PlacementDecoder.none, .appleProximity, .rule(.init(source: .service(nil), offset: 0, mask: 1, wornWhen: 1))].map(\.name)
+                == ["none", "apple_proximity", "rule"])
     }
 
     @Test func sightingCarriesTheIdentityAndTheDecodedReading() throws {
@@ -128,11 +131,13 @@ import Testing
         let identity = BluetoothAddress(rawValue: 0xA1B2_C3D4_E5F6)
         let decoder = PlacementDecoder.rule(.init(source: .manufacturer(companyIdentifier: nil), offset: 3, mask: 0x01, wornWhen: 0x01))
         let sighting = advertisement.sighting(identity: identity, decoder: decoder, hardware: .inEarBud)
-        #expect(sighting == AdvertisementSighting(
-            gateway: "gw", address: identity, rssi: -60, name: "Buds",
-            manufacturerData: ManufacturerData(companyIdentifier: 0xFFFF, payload: [0, 0, 0, 1]),
-            serviceData: [BluetoothUUID(shortValue: 0xFE2C): [1, 2]], serviceUUIDs: [BluetoothUUID(shortValue: 0xFE2C)],
-            decoded: AdvertisementSighting.Decoded(worn: true, placement: .inEar)))
+        #expect(
+            sighting
+                == AdvertisementSighting(
+                    gateway: "gw", address: identity, rssi: -60, name: "Buds",
+                    manufacturerData: ManufacturerData(companyIdentifier: 0xFFFF, payload: [0, 0, 0, 1]),
+                    serviceData: [BluetoothUUID(shortValue: 0xFE2C): [1, 2]], serviceUUIDs: [BluetoothUUID(shortValue: 0xFE2C)],
+                    decoded: AdvertisementSighting.Decoded(worn: true, placement: .inEar)))
         // No signal strength (a decoded-only message): the floor, so the accessory still counts as heard.
         advertisement.rssi = nil
         #expect(advertisement.sighting(identity: identity, decoder: .none, hardware: nil).rssi == -127)

@@ -1,6 +1,7 @@
-import Foundation
 import AccessoryKit
+import Foundation
 import Testing
+
 @testable import Telemetry
 
 /// One line of `Tests/Fixtures/gateway-payloads.jsonl`.
@@ -23,11 +24,12 @@ struct GatewayFixture: CustomTestStringConvertible, Sendable {
         for (index, line) in text.split(separator: "\n").enumerated() where !line.trimmingCharacters(in: .whitespaces).isEmpty {
             let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             let format = try #require(GatewayFormat(rawValue: object["format"] as? String ?? ""), "line \(index + 1): unknown format")
-            fixtures.append(GatewayFixture(
-                line: index + 1, format: format,
-                topic: try #require(object["topic"] as? String), payload: try #require(object["payload"] as? String),
-                expectObject: (object["expect"] as? [String: Any]).map { $0.mapValues(AnyHashableSendable.init) },
-                expectText: object["expect"] as? String))
+            fixtures.append(
+                GatewayFixture(
+                    line: index + 1, format: format,
+                    topic: try #require(object["topic"] as? String), payload: try #require(object["payload"] as? String),
+                    expectObject: (object["expect"] as? [String: Any]).map { $0.mapValues(AnyHashableSendable.init) },
+                    expectText: object["expect"] as? String))
         }
         return fixtures
     }
@@ -68,7 +70,9 @@ struct AnyHashableSendable: @unchecked Sendable {
         if text.hasPrefix("ignored") {
             guard case .ignored = message else { Issue.record("expected ignored, got \(message)"); return }
         } else if text.hasPrefix("tracker") {
-            guard case .trackerOffline(let gateway, let address) = message else { Issue.record("expected tracker offline, got \(message)"); return }
+            guard case .trackerOffline(let gateway, let address) = message else {
+                Issue.record("expected tracker offline, got \(message)"); return
+            }
             #expect(gateway == "gw1")
             #expect(address.description == "AA:BB:CC:DD:EE:FF")
         } else if text.hasPrefix("rejected") {
@@ -141,10 +145,11 @@ struct AnyHashableSendable: @unchecked Sendable {
             #expect(statedPlacement(report)?.rawValue == expected.string)
         case "primary_source", "secondary_source":
             guard case .report(let report) = message else { throw FixtureFailure("expected a report, got \(message)") }
-            let sources = report.changes.lazy.compactMap { change -> [BluetoothAddress]? in
-                if case .sources(let sources) = change { return sources }
-                return nil
-            }.first ?? []
+            let sources =
+                report.changes.lazy.compactMap { change -> [BluetoothAddress]? in
+                    if case .sources(let sources) = change { return sources }
+                    return nil
+                }.first ?? []
             let index = key == "primary_source" ? 0 : 1
             #expect((sources.count > index ? sources[index].description : nil) == expected.string)
         default:

@@ -1,5 +1,6 @@
 import AccessoryKit
 import Testing
+
 @testable import Telemetry
 
 @Suite struct IdentityResolvingKeyTests {

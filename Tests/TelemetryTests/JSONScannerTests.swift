@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Telemetry
 
 @Suite struct JSONScannerTests {
@@ -37,7 +38,8 @@ import Testing
     }
 
     @Test func flatObjectWithEveryValueKind() throws {
-        let result = try Self.members(#" { "a" : "x", "b":-12.5e1,"c":true,"d":false,"e":null,"f":["1","2"],"g":{"h":{"i":[1,{}]}},"j":0} "#)
+        let result = try Self.members(
+            #" { "a" : "x", "b":-12.5e1,"c":true,"d":false,"e":null,"f":["1","2"],"g":{"h":{"i":[1,{}]}},"j":0} "#)
         #expect(result.map(\.0) == ["a", "b", "c", "d", "e", "f", "g", "j"])
         #expect(result.map(\.1) == ["s:x", "n:-125.0", "b:true", "b:false", "null", "a:1,2", "o:h", "n:0.0"])
     }
@@ -76,7 +78,9 @@ import Testing
     @Test func rejectsControlCharactersAndInvalidUTF8() {
         #expect(!Self.isValid(Array("{\"a\":\"x\ny\"}".utf8)))
         let prefix = Array("{\"a\":\"".utf8), suffix = Array("\"}".utf8)
-        for bad: [UInt8] in [[0xFF], [0xC0, 0x80], [0xC3], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0x80], [0xF0, 0x9F, 0x8E]] {
+        for bad: [UInt8] in [
+            [0xFF], [0xC0, 0x80], [0xC3], [0xE0, 0x80, 0x80], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0x80], [0xF0, 0x9F, 0x8E],
+        ] {
             #expect(!Self.isValid(prefix + bad + suffix), "accepted \(bad)")
         }
         #expect(Self.isValid(prefix + [0xC3, 0xA9, 0xF0, 0x9F, 0x8E, 0xA7, 0xEF, 0xBF, 0xBD] + suffix))

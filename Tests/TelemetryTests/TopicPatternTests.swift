@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Telemetry
 
 @Suite struct TopicPatternTests {

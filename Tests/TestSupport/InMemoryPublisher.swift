@@ -56,7 +56,9 @@ public final class InMemoryPublisher: MQTTPublishing {
         record(MQTTMessage(topic: topic, payload: payload, qos: qos, retain: retain))
     }
 
-    public func publishAcknowledged(topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false)
+    public func publishAcknowledged(
+        topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false
+    )
         async throws(MQTTError)
     {
         guard record(MQTTMessage(topic: topic, payload: payload, qos: qos, retain: retain)) else {
@@ -65,7 +67,9 @@ public final class InMemoryPublisher: MQTTPublishing {
     }
 
     /// `publishAcknowledged(topic:payload:qos:retain:)` for UTF-8 text, as ``MQTTClient`` has it.
-    public func publishAcknowledged(topic: String, string: String, qos: MQTTQoS = .atMostOnce, retain: Bool = false)
+    public func publishAcknowledged(
+        topic: String, string: String, qos: MQTTQoS = .atMostOnce, retain: Bool = false
+    )
         async throws(MQTTError)
     {
         try await publishAcknowledged(topic: topic, payload: Array(string.utf8), qos: qos, retain: retain)

@@ -15,8 +15,10 @@ public final class MosquittoBroker: Sendable {
         /// Require a client certificate on the TLS listener.
         public var requireClientCertificate: Bool
 
-        public init(users: [String: String]? = nil, acl: String? = nil, tls: TestCertificates? = nil,
-                    requireClientCertificate: Bool = false) {
+        public init(
+            users: [String: String]? = nil, acl: String? = nil, tls: TestCertificates? = nil,
+            requireClientCertificate: Bool = false
+        ) {
             self.users = users
             self.acl = acl
             self.tls = tls
@@ -48,7 +50,7 @@ public final class MosquittoBroker: Sendable {
             do {
                 try start()
                 return
-            } catch where attempt < 3 {
+            } catch  where attempt < 3 {
                 attempt += 1
             }
         }
@@ -65,8 +67,9 @@ public final class MosquittoBroker: Sendable {
 
     /// Starts (or restarts) the broker on the same ports.
     public func start() throws {
-        let broker = try ChildProcess(path: try Self.executable(),
-                                      arguments: ["-c", directory.appendingPathComponent("mosquitto.conf").path])
+        let broker = try ChildProcess(
+            path: try Self.executable(),
+            arguments: ["-c", directory.appendingPathComponent("mosquitto.conf").path])
         process.withLock { $0 = broker }
         for port in [port, tlsPort].compactMap({ $0 }) {
             guard FreePort.waitUntilListening(port: port, timeout: 10) else {

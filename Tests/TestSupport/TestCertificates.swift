@@ -17,15 +17,24 @@ public struct TestCertificates: Sendable {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let path = { (file: String) in directory.appendingPathComponent(file).path }
         let ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        try MosquittoBroker.runTool("openssl", ["req", "-x509"] + ec + [
-            "-keyout", path("ca.key"), "-out", path("ca.crt"), "-days", "2", "-subj", "/CN=\(name)"])
+        try MosquittoBroker.runTool(
+            "openssl",
+            ["req", "-x509"] + ec + [
+                "-keyout", path("ca.key"), "-out", path("ca.crt"), "-days", "2", "-subj", "/CN=\(name)",
+            ])
         try "subjectAltName=DNS:localhost,IP:127.0.0.1\n".write(toFile: path("san.ext"), atomically: true, encoding: .utf8)
         for (role, subject) in [("server", "/CN=localhost"), ("client", "/CN=aabridge-client")] {
-            try MosquittoBroker.runTool("openssl", ["req"] + ec + [
-                "-keyout", path("\(role).key"), "-out", path("\(role).csr"), "-subj", subject])
-            try MosquittoBroker.runTool("openssl", [
-                "x509", "-req", "-in", path("\(role).csr"), "-CA", path("ca.crt"), "-CAkey", path("ca.key"),
-                "-CAcreateserial", "-out", path("\(role).crt"), "-days", "2", "-extfile", path("san.ext")])
+            try MosquittoBroker.runTool(
+                "openssl",
+                ["req"] + ec + [
+                    "-keyout", path("\(role).key"), "-out", path("\(role).csr"), "-subj", subject,
+                ])
+            try MosquittoBroker.runTool(
+                "openssl",
+                [
+                    "x509", "-req", "-in", path("\(role).csr"), "-CA", path("ca.crt"), "-CAkey", path("ca.key"),
+                    "-CAcreateserial", "-out", path("\(role).crt"), "-days", "2", "-extfile", path("san.ext"),
+                ])
         }
     }
 }

@@ -23,8 +23,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     } catch {
         precondition(!error.reason.isEmpty, "parse error without a reason")
         precondition(error.offset >= 0 && error.offset <= payload.count, "parse error offset out of range")
-        let response = payloads.response(.failure(.invalidRequest("the payload is not JSON: \(error.description)",
-                                                                  accessoryControl: control)), transaction: nil)
+        let response = payloads.response(
+            .failure(
+                .invalidRequest(
+                    "the payload is not JSON: \(error.description)",
+                    accessoryControl: control)), transaction: nil)
         precondition((try? JSONParser.parse(response.bytes)) != nil, "response is not JSON")
         return 0
     }

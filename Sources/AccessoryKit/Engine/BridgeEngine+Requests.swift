@@ -67,7 +67,9 @@ extension BridgeEngine {
         case .register(let id, let registration):
             do throws(AccessoryControlDevice.Error) {
                 guard role == .container else {
-                    throw AccessoryControlDevice.Error(.invalidRequest, operation: .register, message: "register is a container-role operation; it cannot come through /set")
+                    throw AccessoryControlDevice.Error(
+                        .invalidRequest, operation: .register,
+                        message: "register is a container-role operation; it cannot come through /set")
                 }
                 let stored = try register(id, try registration.configuration(), now: now)
                 return .success(.configuration(stored))
@@ -79,7 +81,8 @@ extension BridgeEngine {
             // Read-only, so both roles may ask (the management API exposes it).
             do throws(AccessoryControlDevice.Error) {
                 guard let accessory = session.accessories[id] else {
-                    throw AccessoryControlDevice.Error(.invalidRequest, operation: .current, field: .accessory, message: "unknown accessory \(id)")
+                    throw AccessoryControlDevice.Error(
+                        .invalidRequest, operation: .current, field: .accessory, message: "unknown accessory \(id)")
                 }
                 return .success(.device(try registry.current(for: accessory)))
             } catch {
@@ -138,7 +141,7 @@ extension BridgeEngine {
                 invalidateRegistration(id, now: now)
                 result = .success(.empty)
             case .register, .current:
-                result = .success(.empty)  // handled above
+                result = .success(.empty) // handled above
             }
         } catch {
             result = .failure(.setup(error))
@@ -153,9 +156,12 @@ extension BridgeEngine {
     // MARK: Registration
 
     /// Container-role register with the engine's bookkeeping around the registry.
-    mutating func register(_ id: BluetoothAddress, _ requested: AccessoryControlDevice.Configuration, now: Timestamp) throws(AccessoryControlDevice.Error) -> AccessoryControlDevice.Configuration {
+    mutating func register(
+        _ id: BluetoothAddress, _ requested: AccessoryControlDevice.Configuration, now: Timestamp
+    ) throws(AccessoryControlDevice.Error) -> AccessoryControlDevice.Configuration {
         guard let accessory = session.accessories[id], let record = records[id] else {
-            throw AccessoryControlDevice.Error(.invalidRequest, operation: .register, field: .accessory, message: "unknown accessory \(id); pair it first")
+            throw AccessoryControlDevice.Error(
+                .invalidRequest, operation: .register, field: .accessory, message: "unknown accessory \(id); pair it first")
         }
         let oldSources = listedSources(id)
         let stored = try registry.register(accessory, requested, hardware: record.hardwareCapabilities, role: .container)

@@ -8,7 +8,7 @@ extension BridgeEngine {
             var best: SwitchingPolicy.Contender?
             for id in sourceIndex[source] ?? [] {
                 guard let record = records[id],
-                      let isPrimary = SwitchingPolicy.eligibility(of: registry[id], available: record.available, for: source)
+                    let isPrimary = SwitchingPolicy.eligibility(of: registry[id], available: record.available, for: source)
                 else { continue }
                 let contender = SwitchingPolicy.Contender(accessory: id, isPrimary: isPrimary, wornSince: record.wornSince)
                 if best.map({ SwitchingPolicy.beats(contender, $0) }) ?? true { best = contender }
@@ -18,17 +18,25 @@ extension BridgeEngine {
             guard old != new else { continue }
             routes[source] = new
             let why = reason(source)
-            emit(.routeChanged(RouteChange(
-                source: source, previous: old.map(RouteTarget.accessory) ?? .fallback,
-                target: new.map(RouteTarget.accessory) ?? .fallback, reason: why)))
+            emit(
+                .routeChanged(
+                    RouteChange(
+                        source: source, previous: old.map(RouteTarget.accessory) ?? .fallback,
+                        target: new.map(RouteTarget.accessory) ?? .fallback, reason: why)))
             if let old {
-                emit(.decision(Decision(action: .release, accessory: old, source: source, reason: why,
-                                        placement: registry[old]?.configuration.devicePlacement)))
+                emit(
+                    .decision(
+                        Decision(
+                            action: .release, accessory: old, source: source, reason: why,
+                            placement: registry[old]?.configuration.devicePlacement)))
                 markChanged(old)
             }
             if let new {
-                emit(.decision(Decision(action: .route, accessory: new, source: source, reason: why,
-                                        placement: registry[new]?.configuration.devicePlacement)))
+                emit(
+                    .decision(
+                        Decision(
+                            action: .route, accessory: new, source: source, reason: why,
+                            placement: registry[new]?.configuration.devicePlacement)))
                 markChanged(new)
             }
         }

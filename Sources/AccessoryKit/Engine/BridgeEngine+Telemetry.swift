@@ -28,17 +28,22 @@ extension BridgeEngine {
     /// A decoder's reading. Unlike an explicit report it is not a request to update, so it
     /// only feeds placement when the registration can take it (no error per advertisement).
     mutating func apply(_ decoded: AdvertisementSighting.Decoded, to id: BluetoothAddress, now: Timestamp) {
-        guard let (hardware, batteryChanged) = withRecord(id, { record -> (HardwareType, Bool) in
-            guard let battery = decoded.battery, record.battery != battery else { return (record.hardware, false) }
-            record.battery = battery
-            return (record.hardware, true)
-        }) else { return }
+        guard
+            let (hardware, batteryChanged) = withRecord(
+                id,
+                { record -> (HardwareType, Bool) in
+                    guard let battery = decoded.battery, record.battery != battery else { return (record.hardware, false) }
+                    record.battery = battery
+                    return (record.hardware, true)
+                })
+        else { return }
         if batteryChanged { markChanged(id) }
         guard let placement = decoded.placement ?? decoded.worn.map({ hardware.placement(worn: $0) })
         else { return }
         setWorn(id, placement.isWorn)
         guard let registration = registry[id], !registration.isInvalidated,
-              registration.configuration.deviceCapabilities.contains(.placement) else { return }
+            registration.configuration.deviceCapabilities.contains(.placement)
+        else { return }
         feedPlacement(id, placement, now: now)
     }
 
@@ -74,7 +79,8 @@ extension BridgeEngine {
                 }
                 if changed == true { markChanged(id) }
             case .invalid(let field, let message):
-                publishError(.init(.invalidRequest, operation: .update, field: Self.field(forKey: field), message: "\(field): \(message)"), for: id)
+                publishError(
+                    .init(.invalidRequest, operation: .update, field: Self.field(forKey: field), message: "\(field): \(message)"), for: id)
             }
         }
     }
@@ -149,7 +155,9 @@ extension BridgeEngine {
 
     /// Sends a committed placement as an update (read-modify-write); on failure the filter
     /// goes back to the placement before, so nothing changed.
-    mutating func commitPlacement(_ id: BluetoothAddress, _ placement: AccessoryControlDevice.Placement, previous: AccessoryControlDevice.Placement?, now: Timestamp) {
+    mutating func commitPlacement(
+        _ id: BluetoothAddress, _ placement: AccessoryControlDevice.Placement, previous: AccessoryControlDevice.Placement?, now: Timestamp
+    ) {
         guard session.accessories.index(forKey: id) != nil else { return }
         do throws(AccessoryControlDevice.Error) {
             var configuration = try registry.configuration(of: id, operation: .update)
@@ -171,7 +179,8 @@ extension BridgeEngine {
 
     // MARK: Sources
 
-    mutating func changeSources(_ id: BluetoothAddress, reason: DecisionReason, now: Timestamp, _ operation: (inout SourceTracker) -> Bool) {
+    mutating func changeSources(_ id: BluetoothAddress, reason: DecisionReason, now: Timestamp, _ operation: (inout SourceTracker) -> Bool)
+    {
         if let error = gate(id, .primaryAudioSourceDeviceIdentifier) {
             publishError(error, for: id)
             return

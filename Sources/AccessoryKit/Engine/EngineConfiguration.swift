@@ -19,7 +19,9 @@ public struct EngineConfiguration: Hashable, Sendable {
     public var migrations: [MigrationItem]
 
     /// Creates a configuration.
-    public init(products: [Product], declaration: SetupDeclaration, switching: SwitchingSettings = .init(), migrations: [MigrationItem] = []) {
+    public init(
+        products: [Product], declaration: SetupDeclaration, switching: SwitchingSettings = .init(), migrations: [MigrationItem] = []
+    ) {
         self.products = products
         self.declaration = declaration
         self.switching = switching

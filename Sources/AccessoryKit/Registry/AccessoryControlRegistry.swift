@@ -26,22 +26,26 @@ public struct AccessoryControlRegistry: Hashable, Sendable {
         _ accessory: Accessory, _ configuration: AccessoryControlDevice.Configuration,
         hardware: AccessoryControlDevice.Capabilities, role: AccessoryControlDevice.Role = .container
     ) throws(AccessoryControlDevice.Error) -> AccessoryControlDevice.Configuration {
-        func fail(_ code: AccessoryControlDevice.Error.Code, _ field: AccessoryControlDevice.Error.Field?, _ message: String) -> AccessoryControlDevice.Error {
+        func fail(
+            _ code: AccessoryControlDevice.Error.Code, _ field: AccessoryControlDevice.Error.Field?, _ message: String
+        ) -> AccessoryControlDevice.Error {
             .init(code, operation: .register, field: field, message: message)
         }
         guard role == .container else {
             throw fail(.invalidRequest, nil, "register is a container-role operation; it cannot come through the telemetry path")
         }
         guard accessory.state == .authorized else {
-            throw fail(.invalidRequest, .accessory, "accessory \(accessory.id) is \(accessory.state.name), not authorized by the setup session")
+            throw fail(
+                .invalidRequest, .accessory, "accessory \(accessory.id) is \(accessory.state.name), not authorized by the setup session")
         }
         let capabilities = configuration.deviceCapabilities
         guard !capabilities.isEmpty else {
             throw fail(.invalidRequest, .deviceCapabilities, "capabilities must not be empty")
         }
         guard hardware.isSuperset(of: capabilities) else {
-            throw fail(.accessoryNotCapable, .deviceCapabilities,
-                       "the product supports \(hardware), not \(capabilities)")
+            throw fail(
+                .accessoryNotCapable, .deviceCapabilities,
+                "the product supports \(hardware), not \(capabilities)")
         }
         var stored = configuration
         if capabilities.contains(.placement) {
@@ -63,19 +67,24 @@ public struct AccessoryControlRegistry: Hashable, Sendable {
     }
 
     /// The handle for a registered accessory (`current(for:)`).
-    public func current(for accessory: Accessory, operation: AccessoryControlDevice.Operation = .current) throws(AccessoryControlDevice.Error) -> AccessoryControlDevice {
+    public func current(
+        for accessory: Accessory, operation: AccessoryControlDevice.Operation = .current
+    ) throws(AccessoryControlDevice.Error) -> AccessoryControlDevice {
         AccessoryControlDevice(accessory: accessory, configuration: try configuration(of: accessory.id, operation: operation))
     }
 
     /// The current configuration by id: what `current(for:)` checks, without copying the accessory
     /// (the engine's telemetry path only needs the configuration).
-    public func configuration(of id: BluetoothAddress, operation: AccessoryControlDevice.Operation = .current) throws(AccessoryControlDevice.Error) -> AccessoryControlDevice.Configuration {
+    public func configuration(
+        of id: BluetoothAddress, operation: AccessoryControlDevice.Operation = .current
+    ) throws(AccessoryControlDevice.Error) -> AccessoryControlDevice.Configuration {
         guard let registration = registrations[id] else {
             throw .init(.invalidRequest, operation: operation, field: .accessory, message: "accessory \(id) was never registered")
         }
         guard !registration.isInvalidated else {
-            throw .init(.invalidated, operation: operation, field: .accessory,
-                        message: "the registration of \(id) was invalidated; register it again")
+            throw .init(
+                .invalidated, operation: operation, field: .accessory,
+                message: "the registration of \(id) was invalidated; register it again")
         }
         return registration.configuration
     }
@@ -110,11 +119,14 @@ public struct AccessoryControlRegistry: Hashable, Sendable {
                 throw .init(.accessoryNotCapable, operation: .update, field: .devicePlacement, message: "placement was not registered")
             }
             guard configuration.devicePlacement != nil else {
-                throw .init(.invalidRequest, operation: .update, field: .devicePlacement, message: "a placement-capable accessory always has a placement")
+                throw .init(
+                    .invalidRequest, operation: .update, field: .devicePlacement,
+                    message: "a placement-capable accessory always has a placement")
             }
         }
         if configuration.primaryAudioSourceDeviceIdentifier != current.primaryAudioSourceDeviceIdentifier
-            || configuration.secondaryAudioSourceDeviceIdentifier != current.secondaryAudioSourceDeviceIdentifier {
+            || configuration.secondaryAudioSourceDeviceIdentifier != current.secondaryAudioSourceDeviceIdentifier
+        {
             guard capabilities.contains(.audioSwitching) else {
                 let field: AccessoryControlDevice.Error.Field =
                     configuration.primaryAudioSourceDeviceIdentifier != current.primaryAudioSourceDeviceIdentifier
@@ -136,12 +148,18 @@ public struct AccessoryControlRegistry: Hashable, Sendable {
         return true
     }
 
-    static func checkSources(_ configuration: AccessoryControlDevice.Configuration, operation: AccessoryControlDevice.Operation) throws(AccessoryControlDevice.Error) {
+    static func checkSources(
+        _ configuration: AccessoryControlDevice.Configuration, operation: AccessoryControlDevice.Operation
+    ) throws(AccessoryControlDevice.Error) {
         if configuration.secondaryAudioSourceDeviceIdentifier != nil && configuration.primaryAudioSourceDeviceIdentifier == nil {
-            throw .init(.invalidRequest, operation: operation, field: .secondaryAudioSourceDeviceIdentifier, message: "a secondary source needs a primary source")
+            throw .init(
+                .invalidRequest, operation: operation, field: .secondaryAudioSourceDeviceIdentifier,
+                message: "a secondary source needs a primary source")
         }
         if let primary = configuration.primaryAudioSourceDeviceIdentifier, primary == configuration.secondaryAudioSourceDeviceIdentifier {
-            throw .init(.invalidRequest, operation: operation, field: .secondaryAudioSourceDeviceIdentifier, message: "primary and secondary source are the same device \(primary)")
+            throw .init(
+                .invalidRequest, operation: operation, field: .secondaryAudioSourceDeviceIdentifier,
+                message: "primary and secondary source are the same device \(primary)")
         }
     }
 }

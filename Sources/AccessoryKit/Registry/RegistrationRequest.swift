@@ -46,7 +46,8 @@ public struct RegistrationRequest: Hashable, Sendable {
             }
             placement = value
         }
-        func address(_ text: String?, _ field: AccessoryControlDevice.Error.Field) throws(AccessoryControlDevice.Error) -> BluetoothAddress? {
+        func address(_ text: String?, _ field: AccessoryControlDevice.Error.Field) throws(AccessoryControlDevice.Error) -> BluetoothAddress?
+        {
             guard let text else { return nil }
             guard let address = BluetoothAddress(text) else {
                 throw .init(.invalidRequest, operation: .register, field: field, message: "'\(text)' is not a 6-byte Bluetooth address")

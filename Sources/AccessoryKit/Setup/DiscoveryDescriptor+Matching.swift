@@ -9,7 +9,8 @@ extension DiscoveryDescriptor {
         if let company = bluetoothCompanyIdentifier {
             guard let data = sighting.manufacturerData, data.companyIdentifier == company else { return false }
             if let mask = bluetoothManufacturerDataMask, let blob = bluetoothManufacturerDataBlob,
-               !Self.masked(data.payload, blob: blob, mask: mask) {
+                !Self.masked(data.payload, blob: blob, mask: mask)
+            {
                 return false
             }
         }

@@ -13,13 +13,15 @@ extension DiscoveryDescriptor {
             fail("descriptor", .emptyDescriptor, "a descriptor needs Bluetooth or Wi-Fi fields")
         }
         if usesBluetooth && !hasIdentifier {
-            fail("bluetooth_company_identifier", .bluetoothNeedsIdentifier,
-                 "a Bluetooth descriptor needs bluetooth_company_identifier or bluetooth_service_uuid")
+            fail(
+                "bluetooth_company_identifier", .bluetoothNeedsIdentifier,
+                "a Bluetooth descriptor needs bluetooth_company_identifier or bluetooth_service_uuid")
         }
         if let name = bluetoothNameSubstring {
             if !hasIdentifier {
-                fail("bluetooth_name_substring", .nameSubstringNeedsIdentifier,
-                     "bluetooth_name_substring needs bluetooth_company_identifier or bluetooth_service_uuid")
+                fail(
+                    "bluetooth_name_substring", .nameSubstringNeedsIdentifier,
+                    "bluetooth_name_substring needs bluetooth_company_identifier or bluetooth_service_uuid")
             }
             if name.isEmpty {
                 fail("bluetooth_name_substring", .nameSubstringEmpty, "bluetooth_name_substring must not be empty")
@@ -30,8 +32,9 @@ extension DiscoveryDescriptor {
             names: ("bluetooth_manufacturer_data_blob", "bluetooth_manufacturer_data_mask"),
             rules: (.manufacturerBlobWithoutMask, .manufacturerMaskWithoutBlob, .manufacturerBlobMaskLength), fail: fail)
         if (bluetoothManufacturerDataBlob != nil || bluetoothManufacturerDataMask != nil) && bluetoothCompanyIdentifier == nil {
-            fail("bluetooth_company_identifier", .manufacturerDataNeedsCompanyIdentifier,
-                 "manufacturer data blob and mask need bluetooth_company_identifier")
+            fail(
+                "bluetooth_company_identifier", .manufacturerDataNeedsCompanyIdentifier,
+                "manufacturer data blob and mask need bluetooth_company_identifier")
         }
         checkBlob(
             blob: bluetoothServiceDataBlob, mask: bluetoothServiceDataMask,
@@ -51,11 +54,15 @@ extension DiscoveryDescriptor {
             fail(firstBluetoothField, .bluetoothNotDeclared, "the descriptor uses Bluetooth but setup.supports does not declare bluetooth")
         }
         if usesWiFi && !declaration.supports.contains(.wifi) {
-            fail(ssid != nil ? "ssid" : "ssid_prefix", .wifiNotDeclared, "the descriptor uses Wi-Fi but setup.supports does not declare wifi")
+            fail(
+                ssid != nil ? "ssid" : "ssid_prefix", .wifiNotDeclared, "the descriptor uses Wi-Fi but setup.supports does not declare wifi"
+            )
         }
         if let company = bluetoothCompanyIdentifier, !declaration.bluetoothCompanyIdentifiers.contains(company) {
-            fail("bluetooth_company_identifier", .companyIdentifierNotDeclared,
-                 "company identifier 0x\(Hex.encode([UInt8(company >> 8), UInt8(company & 0xFF)], uppercase: true)) is not in setup.bluetooth.company_identifiers")
+            fail(
+                "bluetooth_company_identifier", .companyIdentifierNotDeclared,
+                "company identifier 0x\(Hex.encode([UInt8(company >> 8), UInt8(company & 0xFF)], uppercase: true)) is not in setup.bluetooth.company_identifiers"
+            )
         }
         if let service = bluetoothServiceUUID, !declaration.bluetoothServices.contains(service) {
             fail("bluetooth_service_uuid", .serviceUUIDNotDeclared, "service \(service) is not in setup.bluetooth.services")

@@ -22,7 +22,8 @@ public struct MigrationItem: Hashable, Sendable {
     public func validate(products: [Product]) -> [DescriptorError] {
         var errors: [DescriptorError] = []
         if ssidPrefix != nil {
-            errors.append(.init(field: "ssid_prefix", rule: .migrationSSIDPrefix, message: "a migrated accessory needs a full ssid, not a prefix"))
+            errors.append(
+                .init(field: "ssid_prefix", rule: .migrationSSIDPrefix, message: "a migrated accessory needs a full ssid, not a prefix"))
         }
         if ssid?.isEmpty == true {
             errors.append(.init(field: "ssid", rule: .ssidEmpty, message: "ssid must not be empty"))

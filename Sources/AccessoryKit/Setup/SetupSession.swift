@@ -27,7 +27,9 @@ public struct SetupSession: Hashable, Sendable {
     public let availabilityTimeoutMilliseconds: Int64
 
     /// Creates a session over restored accessories; call `activate` before anything else.
-    public init(products: [Product], accessories: [Accessory] = [], immediateRSSI: Int = -50, availabilityTimeoutMilliseconds: Int64 = 120_000) {
+    public init(
+        products: [Product], accessories: [Accessory] = [], immediateRSSI: Int = -50, availabilityTimeoutMilliseconds: Int64 = 120_000
+    ) {
         self.products = products
         self.accessories = Dictionary(accessories.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
         self.immediateRSSI = immediateRSSI
@@ -94,7 +96,9 @@ public struct SetupSession: Hashable, Sendable {
     // MARK: Picker
 
     /// Presents the picker for some products (nil or empty: all).
-    public mutating func showPicker(products names: [String]?, timeout: DiscoveryTimeout, now: Timestamp, events: inout [SetupEvent]) throws(SetupError) {
+    public mutating func showPicker(
+        products names: [String]?, timeout: DiscoveryTimeout, now: Timestamp, events: inout [SetupEvent]
+    ) throws(SetupError) {
         try requireActive()
         guard picker == nil else { throw SetupError(.pickerAlreadyActive, "a picker is already presented") }
         var shown: [String] = []
@@ -128,18 +132,26 @@ public struct SetupSession: Hashable, Sendable {
             return false
         }
         guard picker.candidates.count < Picker.maximumCandidates,
-              let product = products.first(where: { picker.products.contains($0.name) && $0.descriptor.matches(sighting, immediateRSSI: immediateRSSI) })
+            let product = products.first(where: {
+                picker.products.contains($0.name) && $0.descriptor.matches(sighting, immediateRSSI: immediateRSSI)
+            })
         else { return false }
-        picker.candidates.append(.init(id: sighting.address, name: sighting.name, product: product.name, rssi: sighting.rssi, gateway: sighting.gateway, lastSeen: now))
+        picker.candidates.append(
+            .init(
+                id: sighting.address, name: sighting.name, product: product.name, rssi: sighting.rssi, gateway: sighting.gateway,
+                lastSeen: now))
         self.picker = picker
-        let discovered = makeAccessory(id: sighting.address, name: sighting.name ?? product.name, product: product, state: .unauthorized, ssid: nil)
+        let discovered = makeAccessory(
+            id: sighting.address, name: sighting.name ?? product.name, product: product, state: .unauthorized, ssid: nil)
         events.append(SetupEvent(.accessoryDiscovered, accessory: discovered))
         return true
     }
 
     /// Sets up a candidate: pairing (or bridging), rename, `accessoryAdded`, `pickerDidDismiss`, in that order.
     /// - Returns: the added accessory.
-    public mutating func select(_ id: BluetoothAddress, name newName: String?, now: Timestamp, events: inout [SetupEvent]) throws(SetupError) -> Accessory {
+    public mutating func select(
+        _ id: BluetoothAddress, name newName: String?, now: Timestamp, events: inout [SetupEvent]
+    ) throws(SetupError) -> Accessory {
         try requireActive()
         guard let picker else { throw SetupError(.invalidRequest, "no picker is presented") }
         guard let candidate = picker.candidate(id), let product = product(named: candidate.product) else {

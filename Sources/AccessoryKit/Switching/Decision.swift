@@ -13,7 +13,10 @@ public struct Decision: Hashable, Sendable {
     /// The accessory's placement at the time of the decision.
     public var placement: AccessoryControlDevice.Placement?
 
-    public init(action: Action, accessory: BluetoothAddress, source: BluetoothAddress, reason: DecisionReason, placement: AccessoryControlDevice.Placement?) {
+    public init(
+        action: Action, accessory: BluetoothAddress, source: BluetoothAddress, reason: DecisionReason,
+        placement: AccessoryControlDevice.Placement?
+    ) {
         self.action = action
         self.accessory = accessory
         self.source = source

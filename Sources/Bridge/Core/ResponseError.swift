@@ -23,7 +23,8 @@ public struct ResponseError: Error, Hashable, Sendable {
     public static func invalidRequest(_ message: String, accessoryControl: Bool) -> ResponseError {
         accessoryControl
             ? ResponseError(code: "invalidRequest", domain: AccessoryControlDevice.Error.domain, raw: nil, message: message)
-            : ResponseError(code: "invalidRequest", domain: SetupError.domain, raw: SetupError.Code.invalidRequest.rawValue, message: message)
+            : ResponseError(
+                code: "invalidRequest", domain: SetupError.domain, raw: SetupError.Code.invalidRequest.rawValue, message: message)
     }
 
     /// A failure of the bridge itself (storage), never acknowledged as success.

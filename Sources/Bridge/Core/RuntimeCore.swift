@@ -99,8 +99,10 @@ final class RuntimeCore {
             return true
         }
         diagnostics.counters.storageFailures += 1
-        diagnostics.limited(.deferredStorage, at: now, .error,
-                            "storage (\(context)): \(writes.count) telemetry changes not stored yet, retrying: \(error.message)") {
+        diagnostics.limited(
+            .deferredStorage, at: now, .error,
+            "storage (\(context)): \(writes.count) telemetry changes not stored yet, retrying: \(error.message)"
+        ) {
             " (failed \($0) more times since the last line)"
         }
         return false

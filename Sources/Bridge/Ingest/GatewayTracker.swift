@@ -43,13 +43,14 @@ struct GatewayTracker {
     }
 
     var payload: JSONValue {
-        .array(entries.sorted { $0.key < $1.key }.map { name, entry in
-            [
-                "name": .string(name),
-                "format": .string(entry.format),
-                "state": .string(entry.state),
-                "last_seen": entry.lastSeen.map { .string(ISO8601.string($0)) } ?? .null,
-            ]
-        })
+        .array(
+            entries.sorted { $0.key < $1.key }.map { name, entry in
+                [
+                    "name": .string(name),
+                    "format": .string(entry.format),
+                    "state": .string(entry.state),
+                    "last_seen": entry.lastSeen.map { .string(ISO8601.string($0)) } ?? .null,
+                ]
+            })
     }
 }

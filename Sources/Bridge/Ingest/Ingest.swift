@@ -41,13 +41,15 @@ struct Ingest {
             topics: topics, parsers: parsers,
             homeAssistantStatusTopic: configuration.homeAssistant.enabled ? configuration.homeAssistant.statusTopic : nil)
         formats = configuration.gateways.map(\.format.rawValue)
-        resolver = AddressResolver(keys: configuration.accessories.compactMap { accessory in
-            guard let irk = accessory.irk, let key = IdentityResolvingKey(bytes: irk) else { return nil }
-            return (accessory.migration.id, key)
-        })
+        resolver = AddressResolver(
+            keys: configuration.accessories.compactMap { accessory in
+                guard let irk = accessory.irk, let key = IdentityResolvingKey(bytes: irk) else { return nil }
+                return (accessory.migration.id, key)
+            })
         decoders = Dictionary(configuration.products.map { ($0.name, $0.placementDecoder) }, uniquingKeysWith: { first, _ in first })
         hardware = Dictionary(configuration.products.map { ($0.name, $0.product.hardware) }, uniquingKeysWith: { first, _ in first })
-        homeAssistant = configuration.homeAssistant.enabled ? HomeAssistantDiscovery(configuration: configuration, version: BridgeModule.version) : nil
+        homeAssistant =
+            configuration.homeAssistant.enabled ? HomeAssistantDiscovery(configuration: configuration, version: BridgeModule.version) : nil
     }
 
     /// Learns the accessories the engine knows (at activation).
@@ -90,8 +92,11 @@ struct Ingest {
     /// restart): refuse it, and say how to clear it.
     private func refusedRetained(_ topic: String) -> IngestOutcome {
         var outcome = IngestOutcome()
-        outcome.notice = (.warning, "ignored a retained message on \(topic): publish requests without retain "
-            + "(clear it with: mosquitto_pub -r -n -t '\(topic)')")
+        outcome.notice = (
+            .warning,
+            "ignored a retained message on \(topic): publish requests without retain "
+                + "(clear it with: mosquitto_pub -r -n -t '\(topic)')"
+        )
         return outcome
     }
 
@@ -101,11 +106,14 @@ struct Ingest {
         do {
             parsed = try JSONParser.parse(payload)
         } catch {
-            return IncomingRequest(name: name, transaction: nil, decoded: .failure(
-                .invalidRequest("the payload is not JSON: \(error.description)", accessoryControl: control)))
+            return IncomingRequest(
+                name: name, transaction: nil,
+                decoded: .failure(
+                    .invalidRequest("the payload is not JSON: \(error.description)", accessoryControl: control)))
         }
-        return IncomingRequest(name: name, transaction: parsed["transaction"],
-                               decoded: RequestDecoder.decode(name: name, payload: parsed))
+        return IncomingRequest(
+            name: name, transaction: parsed["transaction"],
+            decoded: RequestDecoder.decode(name: name, payload: parsed))
     }
 
     /// `accessory/<ID>/set`: the extension role. Same update rules as native telemetry; a
@@ -121,8 +129,9 @@ struct Ingest {
             return IngestOutcome(.telemetry(.report(report), context: "set", refresh: nil))
         case .success(.register):
             // The engine refuses it and emits the accessory error itself among the outputs.
-            return IngestOutcome(.telemetry(
-                .request(.register(id, RegistrationRequest(capabilities: [])), role: .extension), context: "set", refresh: nil))
+            return IngestOutcome(
+                .telemetry(
+                    .request(.register(id, RegistrationRequest(capabilities: [])), role: .extension), context: "set", refresh: nil))
         case .failure(let rejection):
             return invalidUpdate(id, rejection: rejection)
         }

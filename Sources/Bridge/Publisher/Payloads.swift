@@ -133,15 +133,16 @@ public struct Payloads: Sendable {
         return [
             "state": "presented",
             "products": .array(picker.products.map(JSONValue.string)),
-            "candidates": .array(picker.candidates.map { candidate in
-                [
-                    "id": .string(candidate.id.description),
-                    "name": .string(candidate.name),
-                    "product": .string(candidate.product),
-                    "rssi": .int(candidate.rssi),
-                    "gateway": .string(candidate.gateway),
-                ]
-            }),
+            "candidates": .array(
+                picker.candidates.map { candidate in
+                    [
+                        "id": .string(candidate.id.description),
+                        "name": .string(candidate.name),
+                        "product": .string(candidate.product),
+                        "rssi": .int(candidate.rssi),
+                        "gateway": .string(candidate.gateway),
+                    ]
+                }),
             "expires_at": picker.expiresAt.map { .string(ISO8601.string($0)) } ?? .null,
         ]
     }
@@ -155,12 +156,15 @@ public struct Payloads: Sendable {
         case .failure(let error):
             pairs = [
                 ("status", "error"),
-                ("error", [
-                    "code": .string(error.code),
-                    "domain": .string(error.domain),
-                    "raw": .int(error.raw),
-                    "message": .string(error.message),
-                ]),
+                (
+                    "error",
+                    [
+                        "code": .string(error.code),
+                        "domain": .string(error.domain),
+                        "raw": .int(error.raw),
+                        "message": .string(error.message),
+                    ]
+                ),
                 ("data", .object([])),
             ]
         }

@@ -41,16 +41,21 @@ final class Publisher {
     /// burst of changes, not once per change).
     private(set) var accessoriesDirty = false
 
-    init(connection: any MQTTPublishing, configuration: BridgeConfiguration, topics: Topics,
-         diagnostics: Diagnostics, startedAt: Timestamp) {
+    init(
+        connection: any MQTTPublishing, configuration: BridgeConfiguration, topics: Topics,
+        diagnostics: Diagnostics, startedAt: Timestamp
+    ) {
         self.connection = connection
         self.topics = topics
         self.diagnostics = diagnostics
         self.startedAt = startedAt
-        payloads = Payloads(sourceNames: Dictionary(
-            configuration.sources.map { ($0.address, $0.name) }, uniquingKeysWith: { first, _ in first }))
-        homeAssistant = configuration.homeAssistant.enabled
-            ? HomeAssistantDiscoveryTracker(discovery: HomeAssistantDiscovery(configuration: configuration, version: BridgeModule.version)) : nil
+        payloads = Payloads(
+            sourceNames: Dictionary(
+                configuration.sources.map { ($0.address, $0.name) }, uniquingKeysWith: { first, _ in first }))
+        homeAssistant =
+            configuration.homeAssistant.enabled
+            ? HomeAssistantDiscoveryTracker(discovery: HomeAssistantDiscovery(configuration: configuration, version: BridgeModule.version))
+            : nil
         info = BridgeInfo(configuration: configuration, baseTopic: topics.base)
     }
 
@@ -226,7 +231,9 @@ final class Publisher {
         case .success(.accessory(let accessory))?: return .success(payloads.accessory(accessory))
         case .success(.configuration(let configuration))?: return .success(payloads.configuration(configuration))
         case .success(.device(let device))?:
-            return .success(["accessory": payloads.accessory(device.accessory), "configuration": payloads.configuration(device.configuration)])
+            return .success([
+                "accessory": payloads.accessory(device.accessory), "configuration": payloads.configuration(device.configuration),
+            ])
         case .success(.picker(let picker))?: return .success(payloads.picker(picker))
         case .failure(let error)?: return .failure(ResponseError(error))
         }

@@ -24,8 +24,10 @@ public struct BridgeLogger: Sendable {
     public var clock: @Sendable () -> Timestamp
     public var forward: (@Sendable (Level, String) -> Void)?
 
-    public init(minimum: Level = .info, json: Bool = false, clock: @escaping @Sendable () -> Timestamp = BridgeClock.now,
-                forward: (@Sendable (Level, String) -> Void)? = nil) {
+    public init(
+        minimum: Level = .info, json: Bool = false, clock: @escaping @Sendable () -> Timestamp = BridgeClock.now,
+        forward: (@Sendable (Level, String) -> Void)? = nil
+    ) {
         self.minimum = minimum
         self.json = json
         self.clock = clock
@@ -36,7 +38,8 @@ public struct BridgeLogger: Sendable {
         if level >= .warning { forward?(level, message) }
         guard level >= minimum else { return }
         let time = ISO8601.string(clock())
-        let line = json
+        let line =
+            json
             ? JSONValue.object([("level", .string(level.name)), ("message", .string(message)), ("at", .string(time))]).serialized
             : "\(time) \(level.name.uppercased()) \(message)"
         FileHandle.standardError.write(Data((line + "\n").utf8))

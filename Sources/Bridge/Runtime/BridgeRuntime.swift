@@ -53,16 +53,21 @@ public final class BridgeRuntime {
     ///
     /// Opens nothing itself: the caller loads the configuration and opens the store, so that
     /// each can fail with its own clear message and exit status.
-    public convenience init(configuration: BridgeConfiguration, store: AccessoryStore,
-                            clock wall: @escaping @Sendable () -> Timestamp = BridgeClock.now) throws {
-        let client = try MQTTClient(configuration: Self.clientConfiguration(
-            configuration, topics: Topics(base: configuration.mqtt.baseTopic)))
+    public convenience init(
+        configuration: BridgeConfiguration, store: AccessoryStore,
+        clock wall: @escaping @Sendable () -> Timestamp = BridgeClock.now
+    ) throws {
+        let client = try MQTTClient(
+            configuration: Self.clientConfiguration(
+                configuration, topics: Topics(base: configuration.mqtt.baseTopic)))
         try self.init(configuration: configuration, store: store, connection: client, clock: wall)
     }
 
     /// A runtime on any connection (see ``MQTTConnection``).
-    public init(configuration: BridgeConfiguration, store: AccessoryStore, connection: any MQTTConnection,
-                clock wall: @escaping @Sendable () -> Timestamp = BridgeClock.now) throws {
+    public init(
+        configuration: BridgeConfiguration, store: AccessoryStore, connection: any MQTTConnection,
+        clock wall: @escaping @Sendable () -> Timestamp = BridgeClock.now
+    ) throws {
         // Engine time never goes backwards (see SteadyClock): a wall clock set back must not
         // freeze debounce windows and availability timeouts.
         let steady = SteadyClock(wall)
@@ -74,19 +79,23 @@ public final class BridgeRuntime {
         self.topics = topics
         let level = BridgeLogger.Level(name: configuration.log.level.rawValue) ?? .info
         let forwarding = Payloads()
-        diagnostics = Diagnostics(logger: BridgeLogger(
-            minimum: level, json: configuration.log.format.rawValue == "json", clock: clock
-        ) { level, message in
-            connection.enqueue(topic: topics.bridgeLog, payload: forwarding.log(level: level.name, message: message, at: clock()).bytes,
-                               qos: .atMostOnce, retain: false)
-        })
+        diagnostics = Diagnostics(
+            logger: BridgeLogger(
+                minimum: level, json: configuration.log.format.rawValue == "json", clock: clock
+            ) { level, message in
+                connection.enqueue(
+                    topic: topics.bridgeLog, payload: forwarding.log(level: level.name, message: message, at: clock()).bytes,
+                    qos: .atMostOnce, retain: false)
+            })
         ingest = Ingest(configuration: configuration, topics: topics)
         let restored = try store.load()
-        core = RuntimeCore(engine: BridgeEngine(configuration: configuration.engine, restored: restored),
-                           storage: StorageWorker(store: store), diagnostics: diagnostics)
+        core = RuntimeCore(
+            engine: BridgeEngine(configuration: configuration.engine, restored: restored),
+            storage: StorageWorker(store: store), diagnostics: diagnostics)
         let now = clock()
-        publisher = Publisher(connection: connection, configuration: configuration, topics: topics,
-                              diagnostics: diagnostics, startedAt: now)
+        publisher = Publisher(
+            connection: connection, configuration: configuration, topics: topics,
+            diagnostics: diagnostics, startedAt: now)
         lastHealth = now
         (events, eventSink) = AsyncStream.makeStream(of: RuntimeEvent.self)
         wakes = WakeSchedule(sink: eventSink)
@@ -103,8 +112,9 @@ public final class BridgeRuntime {
             client.tls = .init(caFile: broker.ca, certificateFile: broker.cert, keyFile: broker.key)
         }
         client.protocolVersion = broker.version == .v5 ? .v5 : .v311
-        client.reconnect = ReconnectBackoff(minimum: .seconds(broker.reconnect.minimumSeconds),
-                                            maximum: .seconds(broker.reconnect.maximumSeconds))
+        client.reconnect = ReconnectBackoff(
+            minimum: .seconds(broker.reconnect.minimumSeconds),
+            maximum: .seconds(broker.reconnect.maximumSeconds))
         client.will = .init(topic: topics.bridgeState, payload: Array(#"{"state":"offline"}"#.utf8), qos: .atLeastOnce, retain: true)
         // A flood must not grow memory without bound: beyond this many waiting messages the
         // oldest are dropped (and counted in the client statistics).
@@ -134,7 +144,9 @@ public final class BridgeRuntime {
             },
         ]
         connection.start()
-        logger.info("aabridge \(BridgeModule.version) starting; broker \(configuration.mqtt.host):\(configuration.mqtt.port), base topic '\(topics.base)'")
+        logger.info(
+            "aabridge \(BridgeModule.version) starting; broker \(configuration.mqtt.host):\(configuration.mqtt.port), base topic '\(topics.base)'"
+        )
         scheduleWake(at: clock())
         loop: for await event in events {
             for (request, route) in requestLane.drain() { await handle(request, route: route) }
@@ -174,7 +186,8 @@ public final class BridgeRuntime {
             publisher.publish(outputs, at: now, engine: core.engine)
         }
         ingest.know(core.engine.statuses)
-        logger.info("session activated: \(core.engine.accessories.count) accessories, \(core.engine.registry.registrations.count) registrations")
+        logger.info(
+            "session activated: \(core.engine.accessories.count) accessories, \(core.engine.registry.registrations.count) registrations")
     }
 
     /// One incoming message through the three stages.
@@ -268,8 +281,10 @@ public final class BridgeRuntime {
         let dropped = backlog.takeDropped()
         if dropped > 0 {
             diagnostics.counters.telemetryRejected += dropped
-            diagnostics.limited(.backlogFull, at: now, .warning,
-                                "flood: \(dropped) messages dropped because more than \(backlog.limit) were waiting") { _ in "" }
+            diagnostics.limited(
+                .backlogFull, at: now, .warning,
+                "flood: \(dropped) messages dropped because more than \(backlog.limit) were waiting"
+            ) { _ in "" }
         }
         let outputs = await core.tick(at: now)
         if !outputs.isEmpty {
@@ -315,8 +330,10 @@ public final class BridgeRuntime {
         let outstanding = connection.outstandingPublishes
         guard outstanding > publishCongestionLimit else { return false }
         diagnostics.counters.telemetryRejected += 1
-        diagnostics.limited(.brokerBehind, at: clock(), .warning,
-                            "flood: the broker has not acknowledged \(outstanding) publications; telemetry is dropped until it catches up") {
+        diagnostics.limited(
+            .brokerBehind, at: clock(), .warning,
+            "flood: the broker has not acknowledged \(outstanding) publications; telemetry is dropped until it catches up"
+        ) {
             " (\($0) more since the last line)"
         }
         return true

@@ -12,8 +12,10 @@ final class Diagnostics {
     init(logger: BridgeLogger) { self.logger = logger }
 
     /// A line at most once a minute per key; `suppressed` words what was held back since.
-    func limited(_ key: RateLimitKey, at now: Timestamp, _ level: BridgeLogger.Level,
-                 _ message: @autoclosure () -> String, suppressed: (Int) -> String) {
+    func limited(
+        _ key: RateLimitKey, at now: Timestamp, _ level: BridgeLogger.Level,
+        _ message: @autoclosure () -> String, suppressed: (Int) -> String
+    ) {
         let admission = rateLimiter.admit(key, now: now.milliseconds)
         guard admission.admitted else { return }
         logger.log(level, message() + (admission.suppressed > 0 ? suppressed(admission.suppressed) : ""))

@@ -8,13 +8,14 @@ public enum ShutdownSignals {
     /// A stream that yields the signal number each time SIGTERM or SIGINT arrives.
     public static func stream(_ signals: [Int32] = [SIGTERM, SIGINT]) -> AsyncStream<Int32> {
         AsyncStream { continuation in
-            let sources = SignalSources(signals.map { number in
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { continuation.yield(number) }
-                source.resume()
-                return source
-            })
+            let sources = SignalSources(
+                signals.map { number in
+                    signal(number, SIG_IGN)
+                    let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                    source.setEventHandler { continuation.yield(number) }
+                    source.resume()
+                    return source
+                })
             continuation.onTermination = { _ in sources.cancel() }
         }
     }

@@ -20,14 +20,17 @@ final class WakeSchedule {
         if let armed, armed.at <= at { return }
         armed?.task.cancel()
         let sink = self.sink
-        armed = (at, Task {
-            do {
-                try await Task.sleep(until: at, clock: .continuous)
-            } catch {
-                return  // replaced by an earlier wake, or the runtime stopped
+        armed = (
+            at,
+            Task {
+                do {
+                    try await Task.sleep(until: at, clock: .continuous)
+                } catch {
+                    return // replaced by an earlier wake, or the runtime stopped
+                }
+                sink.yield(.wake)
             }
-            sink.yield(.wake)
-        })
+        )
     }
 
     /// The armed wake has fired (the loop is handling it).

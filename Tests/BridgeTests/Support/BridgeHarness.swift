@@ -5,8 +5,9 @@ import JSON
 import MQTT
 import Storage
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Bridge
 
 /// Addresses and names shared by the end-to-end tests (they match ``BridgeHarness/yaml``).
@@ -48,12 +49,15 @@ final class Observer: Sendable {
     let messages: StreamCollector<MQTTMessage>
     private let counter = Atomic<Int>(0)
 
-    init(broker: MosquittoBroker, user: String? = nil, password: String? = nil,
-         subscribe filters: [String] = ["aabridge/#"]) async throws {
-        var configuration = MQTTConfiguration(host: "127.0.0.1", port: broker.port,
-                                              clientID: "observer-\(UUID().uuidString.prefix(8))", keepalive: 10,
-                                              protocolVersion: .v5,
-                                              reconnect: ReconnectBackoff(minimum: .milliseconds(50), maximum: .milliseconds(300)))
+    init(
+        broker: MosquittoBroker, user: String? = nil, password: String? = nil,
+        subscribe filters: [String] = ["aabridge/#"]
+    ) async throws {
+        var configuration = MQTTConfiguration(
+            host: "127.0.0.1", port: broker.port,
+            clientID: "observer-\(UUID().uuidString.prefix(8))", keepalive: 10,
+            protocolVersion: .v5,
+            reconnect: ReconnectBackoff(minimum: .milliseconds(50), maximum: .milliseconds(300)))
         configuration.username = user
         configuration.password = password
         client = try MQTTClient(configuration: configuration)
@@ -75,15 +79,18 @@ final class Observer: Sendable {
 
     /// Waits for a message on `topic` whose JSON satisfies `condition`, and returns it.
     @discardableResult
-    func waitFor(_ topic: String, timeout: Duration = .seconds(20),
-                 sourceLocation: SourceLocation = #_sourceLocation,
-                 _ condition: @escaping (JSONValue) -> Bool = { _ in true }) async -> JSONValue? {
+    func waitFor(
+        _ topic: String, timeout: Duration = .seconds(20),
+        sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: @escaping (JSONValue) -> Bool = { _ in true }
+    ) async -> JSONValue? {
         let found = await messages.wait(timeout: timeout) { elements in
             elements.contains { $0.topic == topic && condition((try? JSONParser.parse($0.payload)) ?? .null) }
         }
         guard found else {
-            Issue.record("no matching message on \(topic); got: \(messages(on: topic).map(\.payloadString))",
-                         sourceLocation: sourceLocation)
+            Issue.record(
+                "no matching message on \(topic); got: \(messages(on: topic).map(\.payloadString))",
+                sourceLocation: sourceLocation)
             return nil
         }
         return json(on: topic).last(where: condition)
@@ -94,8 +101,10 @@ final class Observer: Sendable {
 
     /// Publishes a request and waits for its response (matched by a unique transaction).
     /// `payload` is the JSON object's members without braces, e.g. `"id":"A1:..."`.
-    func request(_ name: String, _ members: String = "", timeout: Duration = .seconds(20),
-                 sourceLocation: SourceLocation = #_sourceLocation) async throws -> JSONValue {
+    func request(
+        _ name: String, _ members: String = "", timeout: Duration = .seconds(20),
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> JSONValue {
         let transaction = "t\(counter.add(1, ordering: .relaxed).newValue)-\(UUID().uuidString.prefix(6))"
         let body = members.isEmpty ? #"{"transaction":"\#(transaction)"}"# : #"{\#(members),"transaction":"\#(transaction)"}"#
         try await publish("aabridge/bridge/request/\(name)", body)
@@ -124,9 +133,11 @@ final class BridgeHarness {
     ///   - directory: where the database lives (a new temporary directory when nil).
     ///   - mqttExtra: extra lines for the `mqtt:` section (credentials).
     ///   - debounceMilliseconds: `switching.placement_debounce_ms`.
-    init(broker: MosquittoBroker? = nil, directory: URL? = nil, mqttExtra: String = "",
-         debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60,
-         homeAssistant: Bool = false, headphonesIRK: String? = nil) throws {
+    init(
+        broker: MosquittoBroker? = nil, directory: URL? = nil, mqttExtra: String = "",
+        debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60,
+        homeAssistant: Bool = false, headphonesIRK: String? = nil
+    ) throws {
         self.broker = try broker ?? MosquittoBroker()
         if let directory {
             self.directory = directory
@@ -134,17 +145,21 @@ final class BridgeHarness {
             self.directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-e2e-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         }
-        yaml = Self.yaml(server: self.broker.url, database: self.directory.appendingPathComponent("aabridge.sqlite3").path,
-                         mqttExtra: mqttExtra, debounce: debounceMilliseconds, availability: availabilityTimeoutSeconds,
-                         health: healthIntervalSeconds, homeAssistant: homeAssistant, headphonesIRK: headphonesIRK)
+        yaml = Self.yaml(
+            server: self.broker.url, database: self.directory.appendingPathComponent("aabridge.sqlite3").path,
+            mqttExtra: mqttExtra, debounce: debounceMilliseconds, availability: availabilityTimeoutSeconds,
+            health: healthIntervalSeconds, homeAssistant: homeAssistant, headphonesIRK: headphonesIRK)
         configuration = try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()
-        runner = RuntimeRunner(configuration: configuration,
-                               databasePath: self.directory.appendingPathComponent("aabridge.sqlite3").path)
+        runner = RuntimeRunner(
+            configuration: configuration,
+            databasePath: self.directory.appendingPathComponent("aabridge.sqlite3").path)
     }
 
-    static func yaml(server: String, database: String, mqttExtra: String = "", debounce: Int = 0,
-                     availability: Int = 120, health: Int = 60, homeAssistant: Bool = false,
-                     headphonesIRK: String? = nil) -> String {
+    static func yaml(
+        server: String, database: String, mqttExtra: String = "", debounce: Int = 0,
+        availability: Int = 120, health: Int = 60, homeAssistant: Bool = false,
+        headphonesIRK: String? = nil
+    ) -> String {
         """
         mqtt:
           server: \(server)
@@ -224,8 +239,10 @@ final class BridgeHarness {
     }
 
     /// Opens the store, starts the runtime and waits until `bridge/state` is online.
-    func start(observer: Observer, clock: @escaping @Sendable () -> Timestamp = BridgeClock.now,
-               prepare: (BridgeRuntime) -> Void = { _ in }) async throws {
+    func start(
+        observer: Observer, clock: @escaping @Sendable () -> Timestamp = BridgeClock.now,
+        prepare: (BridgeRuntime) -> Void = { _ in }
+    ) async throws {
         try await runner.start(observer: observer, clock: clock, prepare: prepare)
     }
 
@@ -241,13 +258,16 @@ final class BridgeHarness {
 ///   - homeAssistant: `homeassistant.enabled`.
 ///   - subscribe: what the observer subscribes to.
 ///   - prepare: adjusts the runtime (an internal bound) before it runs.
-func withBridge(debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60,
-                homeAssistant: Bool = false, subscribe: [String] = ["aabridge/#"],
-                prepare: (BridgeRuntime) -> Void = { _ in },
-                _ body: (BridgeHarness, Observer) async throws -> Void) async throws {
-    let harness = try BridgeHarness(debounceMilliseconds: debounceMilliseconds,
-                                    availabilityTimeoutSeconds: availabilityTimeoutSeconds,
-                                    healthIntervalSeconds: healthIntervalSeconds, homeAssistant: homeAssistant)
+func withBridge(
+    debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60,
+    homeAssistant: Bool = false, subscribe: [String] = ["aabridge/#"],
+    prepare: (BridgeRuntime) -> Void = { _ in },
+    _ body: (BridgeHarness, Observer) async throws -> Void
+) async throws {
+    let harness = try BridgeHarness(
+        debounceMilliseconds: debounceMilliseconds,
+        availabilityTimeoutSeconds: availabilityTimeoutSeconds,
+        healthIntervalSeconds: healthIntervalSeconds, homeAssistant: homeAssistant)
     defer { harness.removeDirectory() }
     let observer = try await Observer(broker: harness.broker, subscribe: subscribe)
     try await harness.start(observer: observer, prepare: prepare)

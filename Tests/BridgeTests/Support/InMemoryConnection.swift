@@ -1,11 +1,12 @@
 import Configuration
 import Foundation
 import JSON
-import Synchronization
-import Testing
-@testable import Bridge
 import MQTT
+import Synchronization
 import TestSupport
+import Testing
+
+@testable import Bridge
 
 /// An MQTT connection without a broker: what the runtime publishes is recorded, what a test
 /// "publishes" is delivered to the runtime as if the broker had. For fast flow tests beside
@@ -72,8 +73,10 @@ final class InMemoryConnection: MQTTConnection {
 
     /// Waits for a message on `topic` whose JSON satisfies `condition`.
     @discardableResult
-    func waitFor(_ topic: String, sourceLocation: SourceLocation = #_sourceLocation,
-                 _ condition: @escaping (JSONValue) -> Bool = { _ in true }) async -> JSONValue? {
+    func waitFor(
+        _ topic: String, sourceLocation: SourceLocation = #_sourceLocation,
+        _ condition: @escaping (JSONValue) -> Bool = { _ in true }
+    ) async -> JSONValue? {
         // As long as the real-broker tests wait: the whole suite runs in parallel on two cores.
         let found = await eventually(timeout: .seconds(30)) { json(on: topic).contains(where: condition) }
         guard found else {
@@ -84,8 +87,10 @@ final class InMemoryConnection: MQTTConnection {
     }
 
     /// Delivers a request and waits for its response (matched by transaction).
-    func request(_ name: String, _ members: String = "", transaction: String = UUID().uuidString,
-                 sourceLocation: SourceLocation = #_sourceLocation) async -> JSONValue? {
+    func request(
+        _ name: String, _ members: String = "", transaction: String = UUID().uuidString,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async -> JSONValue? {
         let body = members.isEmpty ? #"{"transaction":"\#(transaction)"}"# : #"{\#(members),"transaction":"\#(transaction)"}"#
         deliver("aabridge/bridge/request/\(name)", body)
         return await waitFor("aabridge/bridge/response/\(name)", sourceLocation: sourceLocation) {

@@ -4,8 +4,9 @@ import Foundation
 import MQTT
 import Storage
 import Synchronization
-import Testing
 import TestSupport
+import Testing
+
 @testable import Bridge
 
 /// A wall clock whose time can jump (NTP corrections, an RTC-less box setting its clock after
@@ -47,10 +48,13 @@ final class ClockedBridge {
 }
 
 /// Like ``withBridge``, with the runtime's clock in the test's hands.
-func withClockedBridge(debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120,
-                       _ body: (ClockedBridge, Observer) async throws -> Void) async throws {
-    let harness = try BridgeHarness(debounceMilliseconds: debounceMilliseconds,
-                                    availabilityTimeoutSeconds: availabilityTimeoutSeconds)
+func withClockedBridge(
+    debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120,
+    _ body: (ClockedBridge, Observer) async throws -> Void
+) async throws {
+    let harness = try BridgeHarness(
+        debounceMilliseconds: debounceMilliseconds,
+        availabilityTimeoutSeconds: availabilityTimeoutSeconds)
     defer { harness.removeDirectory() }
     let bridge = ClockedBridge(harness: harness)
     let observer = try await Observer(broker: harness.broker)

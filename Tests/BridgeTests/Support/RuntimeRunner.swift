@@ -4,6 +4,7 @@ import Foundation
 import MQTT
 import Storage
 import TestSupport
+
 @testable import Bridge
 
 /// Runs one ``BridgeRuntime`` in the test process on a configuration and a database: the
@@ -29,8 +30,10 @@ final class RuntimeRunner {
     /// Opens the store and starts the runtime; waits for `bridge/state` online unless
     /// `waitOnline` is false.
     /// `prepare` adjusts the runtime (an internal bound) before it runs.
-    func start(observer: Observer, clock: @escaping @Sendable () -> Timestamp, waitOnline: Bool = true,
-               prepare: (BridgeRuntime) -> Void = { _ in }) async throws {
+    func start(
+        observer: Observer, clock: @escaping @Sendable () -> Timestamp, waitOnline: Bool = true,
+        prepare: (BridgeRuntime) -> Void = { _ in }
+    ) async throws {
         let store = try AccessoryStore(path: databasePath)
         let runtime = try BridgeRuntime(configuration: configuration, store: store, clock: clock)
         prepare(runtime)

@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import Configuration
 
 /// Helpers shared by the configuration tests: real YAML through libyaml, no mocks.
@@ -17,8 +18,10 @@ enum ConfigurationTestSupport {
     }
 
     /// The configuration for a YAML text; records a test failure with the issues when it does not load.
-    static func load(_ yaml: String, environment: [String: String] = [:],
-                     sourceLocation: SourceLocation = #_sourceLocation) throws -> BridgeConfiguration {
+    static func load(
+        _ yaml: String, environment: [String: String] = [:],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> BridgeConfiguration {
         switch ConfigurationLoader.load(yaml: yaml, environment: environment, hostname: "testhost") {
         case let .success(configuration): return configuration
         case let .failure(errors):

@@ -1,6 +1,7 @@
 import AccessoryKit
 import Bridge
 import JSON
+
 @testable import HomeAssistant
 
 /// Products, accessories and statuses for the Home Assistant discovery tests.
@@ -32,9 +33,10 @@ enum HomeAssistantFixtures {
     /// Registered with both capabilities, worn, two sources, every battery part.
     static let fullStatus = AccessoryStatus(
         accessory: accessory(budsID, name: "Alice's AirPods", product: buds),
-        registration: Registration(configuration: .init(
-            devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement],
-            primaryAudioSourceDeviceIdentifier: phone, secondaryAudioSourceDeviceIdentifier: tv)),
+        registration: Registration(
+            configuration: .init(
+                devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement],
+                primaryAudioSourceDeviceIdentifier: phone, secondaryAudioSourceDeviceIdentifier: tv)),
         worn: true, sources: [phone, tv], routes: [phone], available: true, rssi: -61, gateway: "kitchen",
         battery: Battery(left: 80, right: 75, chargingCase: 40), lastSeen: Timestamp(milliseconds: 1_780_000_000_000))
 
@@ -51,7 +53,8 @@ enum HomeAssistantFixtures {
         available: true, rssi: -70, gateway: "office", battery: Battery(main: 55))
 
     /// Paired, not registered: the product's capabilities decide the components.
-    static let unregisteredStatus = AccessoryStatus(accessory: accessory(BluetoothAddress("A1:B2:C3:D4:E5:09")!, name: "New buds", product: buds))
+    static let unregisteredStatus = AccessoryStatus(
+        accessory: accessory(BluetoothAddress("A1:B2:C3:D4:E5:09")!, name: "New buds", product: buds))
 
     static let allStatuses = [fullStatus, bareStatus, switchingOnlyStatus, unregisteredStatus]
 

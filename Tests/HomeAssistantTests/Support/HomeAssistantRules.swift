@@ -1,4 +1,5 @@
 import JSON
+
 @testable import HomeAssistant
 
 /// Home Assistant's documented rules for device-based MQTT discovery, as a checker for the
@@ -53,10 +54,18 @@ struct HomeAssistantRules {
     ]
     /// Options each platform accepts (beyond `entityCommon`), and the ones it requires.
     static let platformOptions: [String: (allowed: Set<String>, required: Set<String>)] = [
-        "sensor": (["state_topic", "value_template", "device_class", "options", "unit_of_measurement",
-                    "state_class", "expire_after", "force_update", "suggested_display_precision"], ["state_topic"]),
-        "binary_sensor": (["state_topic", "value_template", "device_class", "payload_on", "payload_off",
-                           "expire_after", "force_update", "off_delay"], ["state_topic"]),
+        "sensor": (
+            [
+                "state_topic", "value_template", "device_class", "options", "unit_of_measurement",
+                "state_class", "expire_after", "force_update", "suggested_display_precision",
+            ], ["state_topic"]
+        ),
+        "binary_sensor": (
+            [
+                "state_topic", "value_template", "device_class", "payload_on", "payload_off",
+                "expire_after", "force_update", "off_delay",
+            ], ["state_topic"]
+        ),
         "event": (["state_topic", "value_template", "device_class", "event_types"], ["state_topic", "event_types"]),
         "button": (["command_topic", "command_template", "payload_press", "device_class", "retain"], ["command_topic"]),
     ]
@@ -107,7 +116,9 @@ struct HomeAssistantRules {
     }
 
     /// The violations of one message, with the ids it declares.
-    func validate(topic: String, payload: JSONValue) -> (violations: [Violation], uniqueIDs: [String], deviceIDs: [String], viaDevice: String?) {
+    func validate(
+        topic: String, payload: JSONValue
+    ) -> (violations: [Violation], uniqueIDs: [String], deviceIDs: [String], viaDevice: String?) {
         var context = Context(topic: topic)
         checkTopic(topic, &context)
         guard case .object(let root) = payload else {
@@ -153,7 +164,7 @@ struct HomeAssistantRules {
         let levels = topic.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         let prefixLevels = discoveryPrefix.split(separator: "/", omittingEmptySubsequences: false).count
         guard topic.hasPrefix(discoveryPrefix + "/"), levels.count == prefixLevels + 3,
-              levels[prefixLevels] == "device", levels.last == "config"
+            levels[prefixLevels] == "device", levels.last == "config"
         else {
             context.fail("topic", "not <prefix>/device/<object_id>/config")
             return
@@ -194,10 +205,12 @@ struct HomeAssistantRules {
     }
 
     /// One component; returns its unique_id.
-    private func checkComponent(_ id: String, _ pairs: [(String, JSONValue)], root: [String: JSONValue], _ context: inout Context) -> String? {
+    private func checkComponent(
+        _ id: String, _ pairs: [(String, JSONValue)], root: [String: JSONValue], _ context: inout Context
+    ) -> String? {
         let path = "components.\(id)"
         guard let platform = pairs.first(where: { $0.0 == "p" || $0.0 == "platform" })?.1.stringValue,
-              let rules = Self.platformOptions[platform]
+            let rules = Self.platformOptions[platform]
         else {
             context.fail(path, "platform missing or not one of \(Self.platformOptions.keys.sorted())")
             return nil
@@ -269,7 +282,8 @@ struct HomeAssistantRules {
             context.fail(path, "signal_strength sensors use unit dBm or dB")
         }
         if let stateClass = options["state_class"]?.stringValue,
-           !["measurement", "total", "total_increasing", "measurement_angle"].contains(stateClass) {
+            !["measurement", "total", "total_increasing", "measurement_angle"].contains(stateClass)
+        {
             context.fail("\(path).state_class", "unknown state class \(stateClass)")
         }
     }
@@ -334,12 +348,13 @@ struct HomeAssistantRules {
     }
 
     static func isObjectID(_ text: String) -> Bool {
-        !text.isEmpty && text.unicodeScalars.allSatisfy { scalar in
-            switch scalar {
-            case "a"..."z", "A"..."Z", "0"..."9", "_", "-": true
-            default: false
+        !text.isEmpty
+            && text.unicodeScalars.allSatisfy { scalar in
+                switch scalar {
+                case "a"..."z", "A"..."Z", "0"..."9", "_", "-": true
+                default: false
+                }
             }
-        }
     }
 
     /// Collected violations and which key style the payload uses.
