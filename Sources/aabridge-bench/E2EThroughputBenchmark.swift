@@ -10,7 +10,7 @@ import Synchronization
 /// Completion: after its last telemetry message each publisher sends `bridge/request/health`;
 /// the bridge handles one ordered stream, so when the P responses are in, everything before
 /// them was processed. Loss = messages the bridge's client never received (broker drops) plus
-/// messages the bridge's backlog dropped (`telemetry_rejected`, read after a tick).
+/// messages the bridge's backlog dropped (`telemetry_rejected`, counted before health answers).
 ///
 /// The reference: a plain subscriber (the same MQTTClient, counting and nothing else) fed the
 /// same stream by the same publishers on a twin topic tree (`prob/<gw>/BTtoMQTT/<MAC>`), in
@@ -181,7 +181,7 @@ enum E2EThroughputBenchmark {
             }
             if !completed { end = E2E.nanoseconds() }
             let cpu = E2E.processCPUSeconds() - cpu0
-            // Backlog drops are counted on the next tick (every 50 ms).
+            // Lets the last messages in the client's stream reach the backlog before health counts its drops.
             try await Task.sleep(for: .milliseconds(150))
             let after = try await health()
             let received = (after["messages_in"]?.intValue ?? 0) - messagesIn0 - 1 // minus the final health request

@@ -14,7 +14,10 @@ import Testing
 struct InMemoryFlowTests {
     /// Runs a runtime on an ``InMemoryConnection`` with the end-to-end configuration and a
     /// fresh database.
-    static func withRuntime(_ body: (InMemoryConnection) async throws -> Void) async throws {
+    /// - Parameter prepare: adjusts the runtime (or feeds its inbox) before it runs.
+    static func withRuntime(
+        prepare: (BridgeRuntime) -> Void = { _ in }, _ body: (InMemoryConnection) async throws -> Void
+    ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-memory-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -26,6 +29,7 @@ struct InMemoryFlowTests {
         let runtime = try BridgeRuntime(
             configuration: configuration, store: try AccessoryStore(path: database),
             connection: connection)
+        prepare(runtime)
         nonisolated(unsafe) let running = runtime
         let task = Task { await running.run(signals: nil) }
         await connection.waitFor("aabridge/bridge/state") { $0 == ["state": "online"] }
@@ -78,6 +82,23 @@ struct InMemoryFlowTests {
             let warning = await connection.waitFor("aabridge/bridge/log") { $0["level"] == "warning" }
             #expect(warning?["message"]?.stringValue?.contains("retained") == true)
             #expect(connection.json(on: "aabridge/bridge/response/picker/show").isEmpty)
+        }
+    }
+
+    @Test("a full backlog drops what does not fit, counts it in telemetry_rejected and says so on bridge/log")
+    func backlogDrops() async throws {
+        try await Self.withRuntime(prepare: { runtime in
+            // Fed before the loop runs: 5 wait, 195 do not fit.
+            runtime.backlog = Backlog(limit: 5)
+            let inbox = runtime.inbox
+            for _ in 0..<200 {
+                inbox.forward(MQTTMessage(topic: Fixture.advertisementTopic, payload: Array(Fixture.advertisementPayload.utf8)))
+            }
+        }) { connection in
+            let health = await connection.request("health")
+            #expect(health?["data"]?["telemetry_rejected"] == 195)
+            let warning = await connection.waitFor("aabridge/bridge/log") { $0["level"] == "warning" }
+            #expect(warning?["message"]?.stringValue?.contains("195 messages dropped") == true)
         }
     }
 }

@@ -26,6 +26,9 @@ final class Backlog: Sendable {
     /// One queued message was taken by the loop.
     func taken() { waiting.subtract(1, ordering: .relaxed) }
 
+    /// Whether messages were dropped since the last ``takeDropped()``.
+    var hasDropped: Bool { dropped.load(ordering: .relaxed) > 0 }
+
     /// Messages dropped since the last call.
     func takeDropped() -> Int { dropped.exchange(0, ordering: .relaxed) }
 }

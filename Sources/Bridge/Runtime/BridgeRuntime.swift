@@ -34,7 +34,8 @@ public final class BridgeRuntime {
     private let eventSink: AsyncStream<RuntimeEvent>.Continuation
     private let wakes: WakeSchedule
     /// At most this many messages wait for the loop; more are dropped (flood protection).
-    let backlog = Backlog(limit: 50_000)
+    /// A test may replace it before ``run(signals:)``.
+    var backlog = Backlog(limit: 50_000)
     /// Requests overtaking a congested backlog.
     let requestLane = RequestLane()
     /// Where incoming messages enter the loop.
@@ -225,6 +226,7 @@ public final class BridgeRuntime {
         case .failure(let error):
             respond(request, .failure(error))
         case .success(.health):
+            countDroppedMessages(at: now)
             respond(request, .success(publisher.health(at: now, engine: core.engine)))
         case .success(.engine(let engineRequest)):
             switch await core.handleRequest(engineRequest, name: request.name, at: now) {
@@ -278,14 +280,7 @@ public final class BridgeRuntime {
     /// deferred commits, the accessory list, the health interval.
     private func wake() async {
         let now = clock()
-        let dropped = backlog.takeDropped()
-        if dropped > 0 {
-            diagnostics.counters.telemetryRejected += dropped
-            diagnostics.limited(
-                .backlogFull, at: now, .warning,
-                "flood: \(dropped) messages dropped because more than \(backlog.limit) were waiting"
-            ) { _ in "" }
-        }
+        countDroppedMessages(at: now)
         let outputs = await core.tick(at: now)
         if !outputs.isEmpty {
             ingest.track(outputs)
@@ -300,13 +295,27 @@ public final class BridgeRuntime {
         }
     }
 
+    /// Messages the full backlog dropped since the last look: counted in `telemetry_rejected`
+    /// and logged at most once a minute.
+    private func countDroppedMessages(at now: Timestamp) {
+        let dropped = backlog.takeDropped()
+        guard dropped > 0 else { return }
+        diagnostics.counters.telemetryRejected += dropped
+        diagnostics.limited(
+            .backlogFull, at: now, .warning,
+            "flood: \(dropped) messages dropped because more than \(backlog.limit) were waiting"
+        ) { _ in "" }
+    }
+
     private var healthIntervalMilliseconds: Int64 { Int64(configuration.health.intervalSeconds) * 1000 }
 
     /// Arms the next wake for the earliest thing due.
     private func scheduleWake(at now: Timestamp) {
         var due = WakeSchedule.maximumSleepMilliseconds
         if let deadline = core.nextDeadline { due = min(due, deadline.milliseconds(since: now)) }
-        if core.hasDeferredWrites || publisher.accessoriesDirty { due = min(due, RuntimeCore.deferredCommitMilliseconds) }
+        if core.hasDeferredWrites || publisher.accessoriesDirty || backlog.hasDropped {
+            due = min(due, RuntimeCore.deferredCommitMilliseconds)
+        }
         due = min(due, healthIntervalMilliseconds - now.milliseconds(since: lastHealth))
         wakes.arm(inMilliseconds: due)
     }
