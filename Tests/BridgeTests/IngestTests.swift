@@ -1,0 +1,117 @@
+import AccessoryKit
+import Configuration
+import JSON
+import MQTT
+import Testing
+
+@testable import Bridge
+
+/// The Ingest stage alone: no engine, no storage, no broker.
+@Suite("Ingest: routes and outcomes")
+struct IngestTests {
+    static func ingest(homeAssistant: Bool = false) throws -> Ingest {
+        let yaml = BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: "/nonexistent/db.sqlite3", homeAssistant: homeAssistant)
+        let configuration = try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()
+        var ingest = Ingest(configuration: configuration, topics: Topics(base: configuration.mqtt.baseTopic))
+        ingest.know([])
+        return ingest
+    }
+
+    static func message(_ topic: String, _ payload: String, retain: Bool = false) -> MQTTMessage {
+        MQTTMessage(topic: topic, payload: Array(payload.utf8), qos: .atLeastOnce, retain: retain)
+    }
+
+    @Test(
+        "each topic is classified once into its route",
+        arguments: [
+            ("aabridge/bridge/request/picker/show", IngestRoute.request(name: "picker/show")),
+            ("aabridge/accessory/A1B2C3D4E5F6/set", .set(accessory: "A1B2C3D4E5F6")),
+            ("homeassistant/status", .homeAssistantStatus),
+            ("home/kitchen/BTtoMQTT/A1B2C3D4E5F6", .gateway(index: 0)),
+            ("aabridge/telemetry/livingroom/A1B2C3D4E5F6", .gateway(index: 1)),
+            ("espresense/devices/abc/kitchen", .gateway(index: 2)),
+            ("aabridge/bridge/state", .unrouted),
+            ("aabridge/bridge/request/", .unrouted),
+        ])
+    func routes(topic: String, route: IngestRoute) throws {
+        #expect(try Self.ingest(homeAssistant: true).router.route(topic) == route)
+    }
+
+    @Test("Home Assistant's status topic is not routed when discovery is off")
+    func homeAssistantOff() throws {
+        #expect(try Self.ingest(homeAssistant: false).router.route("homeassistant/status") != .homeAssistantStatus)
+    }
+
+    @Test("a retained request or /set is refused with a warning that says how to clear it")
+    func retainedRefused() throws {
+        var ingest = try Self.ingest()
+        for topic in ["aabridge/bridge/request/health", "aabridge/accessory/A1B2C3D4E5F6/set"] {
+            let outcome = ingest.ingest(
+                Self.message(topic, "{}", retain: true), route: ingest.router.route(topic), at: Timestamp(milliseconds: 1))
+            guard case .none = outcome.effect else {
+                Issue.record("a retained \(topic) must not be carried out")
+                continue
+            }
+            #expect(outcome.notice?.level == .warning)
+            #expect(outcome.notice?.message.contains("mosquitto_pub -r -n -t '\(topic)'") == true)
+        }
+    }
+
+    @Test("a request is parsed once: its transaction is kept, a payload that is not JSON is invalidRequest")
+    func requests() throws {
+        var ingest = try Self.ingest()
+        let topic = "aabridge/bridge/request/health"
+        guard
+            case .request(let request) = ingest.ingest(
+                Self.message(topic, #"{"transaction":7}"#), route: .request(name: "health"), at: Timestamp(milliseconds: 1)
+            ).effect
+        else {
+            Issue.record("a request")
+            return
+        }
+        #expect(request.transaction == 7)
+        #expect(request.decoded == .success(.health))
+        guard
+            case .request(let bad) = ingest.ingest(
+                Self.message(topic, "nope"), route: .request(name: "health"), at: Timestamp(milliseconds: 1)
+            ).effect,
+            case .failure(let error) = bad.decoded
+        else {
+            Issue.record("a refused request")
+            return
+        }
+        #expect(error.code == "invalidRequest")
+        #expect(bad.transaction == nil)
+    }
+
+    @Test("telemetry for an accessory the engine does not know is rejected, counted per gateway; once known it is engine input")
+    func unknownAccessory() throws {
+        var ingest = try Self.ingest()
+        let topic = "aabridge/telemetry/livingroom/A1B2C3D4E5F6"
+        let outcome = ingest.ingest(Self.message(topic, #"{"rssi":-60}"#), route: .gateway(index: 1), at: Timestamp(milliseconds: 1))
+        #expect(outcome.rejection?.reason == "telemetry for unknown accessory A1:B2:C3:D4:E5:F6")
+        #expect(outcome.rejection?.gateway == "livingroom")
+        #expect(outcome.gatewaysChanged, "a gateway heard for the first time changes bridge/gateways")
+        let set = ingest.ingest(
+            Self.message("aabridge/accessory/A1B2C3D4E5F6/set", #"{"rssi":-60}"#), route: .set(accessory: "A1B2C3D4E5F6"),
+            at: Timestamp(milliseconds: 1))
+        #expect(set.rejection?.gateway == "set")
+
+        let id = try #require(BluetoothAddress("A1:B2:C3:D4:E5:F6"))
+        let accessory = Accessory(
+            id: id, displayName: "AirPods", product: "AirPods Pro", descriptor: DiscoveryDescriptor(), state: .authorized)
+        ingest.track([.accessoryChanged(AccessoryStatus(accessory: accessory))])
+        let known = ingest.ingest(Self.message(topic, #"{"rssi":-60}"#), route: .gateway(index: 1), at: Timestamp(milliseconds: 2))
+        guard case .telemetry(.report(let report), _, let refresh) = known.effect else {
+            Issue.record("known accessory: engine input expected, got \(known.effect)")
+            return
+        }
+        #expect(report.accessory == id)
+        #expect(refresh == id)
+        #expect(!known.gatewaysChanged, "livingroom was heard with the first message already")
+        ingest.track([.accessoryRemoved(id)])
+        #expect(
+            ingest.ingest(Self.message(topic, #"{"rssi":-60}"#), route: .gateway(index: 1), at: Timestamp(milliseconds: 3)).rejection != nil
+        )
+    }
+}
