@@ -22,7 +22,8 @@ struct EngineTelemetryTests {
         let step = harness.request(.register(a, RegistrationRequest(capabilities: [.audioSwitching])))
         #expect(step.controlErrorCode == .invalidRequest)
         #expect(step.controlError?.field == .accessory)
-        #expect(step.outputs.contains { if case .accessoryError(a, _) = $0 { true } else { false } })
+        // An accessory the session does not know gets no error topic: the response carries it.
+        #expect(!step.outputs.contains { if case .accessoryError(a, _) = $0 { true } else { false } })
     }
 
     @Test func registerAnswersWithTheStoredConfigurationAndIsDurable() throws {

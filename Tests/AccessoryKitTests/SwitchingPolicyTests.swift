@@ -242,7 +242,7 @@ struct SwitchingPolicyTests {
         #expect(harness.engine.sourceIndex.isEmpty)
     }
 
-    @Test func startupPublishesRestoredRoutes() throws {
+    @Test func startupRoutesNothingUntilHeard() throws {
         let accessory = Accessory(id: a, displayName: "Buds", product: buds.name, descriptor: buds.descriptor, state: .authorized)
         let registration = Registration(
             configuration: .init(
@@ -250,9 +250,13 @@ struct SwitchingPolicyTests {
         var harness = Harness(
             restored: RestoredState(accessories: [accessory], registrations: [a: registration], migrationComplete: true), activate: false)
         let step = harness.send(.activate)
-        #expect(step.decisions.map(\.reason) == [.startup])
-        #expect(step.decisions.first?.reason.description == "startup")
+        // Nothing heard it yet: no route (the runtime publishes the source's `fallback` as `startup`).
+        #expect(step.decisions.isEmpty)
+        #expect(harness.engine.route(for: phone) == .fallback)
+        #expect(harness.engine.listedSourceAddresses == [phone])
         #expect(harness.engine.registry[a] == registration)
+        let heard = harness.send(.sighting(Fixtures.sighting(a, for: buds)))
+        #expect(heard.decisions.map(\.reason) == [.sourceConnected])
     }
 
     @Test("every reason has the exact string of mqtt-api.md")
@@ -263,7 +267,7 @@ struct SwitchingPolicyTests {
             (.placement(.offHead), "placement:offHead"), (.sourceConnected, "source_connected"),
             (.sourceDisconnected, "source_disconnected"),
             (.unavailable, "unavailable"), (.invalidated, "invalidated"), (.removed, "removed"), (.preferredSource, "preferred_source"),
-            (.startup, "startup"),
+            (.registered, "registered"), (.otherAccessoryReleased, "other_accessory_released"), (.startup, "startup"),
         ]
         for (reason, text) in expected { #expect(reason.description == text) }
     }

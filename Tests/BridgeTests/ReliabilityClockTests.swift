@@ -40,9 +40,13 @@ struct ReliabilityClockTests {
             try await observer.publish(Self.telemetry, #"{"rssi":-60}"#)
             _ = try await observer.request("health")
             await observer.waitFor(Self.availability) { $0["state"] == "online" }
+            // (Before it was heard, the accessory was offline: only what follows `online` counts.)
+            let heard = observer.json(on: Self.availability).count
             bridge.clock.jump(byMilliseconds: -Self.hour)
-            let offline = await observer.waitFor(Self.availability) { $0["state"] == "offline" }
-            #expect(offline != nil)
+            let offline = await observer.messages.wait(timeout: .seconds(20)) { elements in
+                elements.filter { $0.topic == Self.availability }.dropFirst(heard).contains { $0.payloadString.contains("offline") }
+            }
+            #expect(offline)
             // Heard again after the jump: online, and offline again a second later.
             let mark = observer.json(on: Self.availability).count
             try await observer.publish(Self.telemetry, #"{"rssi":-61}"#)
@@ -59,13 +63,17 @@ struct ReliabilityClockTests {
     func forwardJump() async throws {
         try await withClockedBridge(debounceMilliseconds: 200, availabilityTimeoutSeconds: 120) { bridge, observer async throws in
             try await observer.publish(Self.telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
-            // Accessories start available (heard at activation); the request, answered in
-            // order, proves the telemetry was handled before the clock moves.
+            // Heard by the telemetry (offline before: nothing had heard it since the start); the
+            // request, answered in order, proves the telemetry was handled before the clock moves.
             _ = try await observer.request("health")
             await observer.waitFor(Self.availability) { $0["state"] == "online" }
+            let heard = observer.json(on: Self.availability).count
             bridge.clock.jump(byMilliseconds: 10 * 60_000)
             // Ten minutes (as far as the wall clock says) without a message: beyond the 120 s timeout.
-            await observer.waitFor(Self.availability) { $0["state"] == "offline" }
+            let wentOffline = await observer.messages.wait(timeout: .seconds(20)) { elements in
+                elements.filter { $0.topic == Self.availability }.dropFirst(heard).contains { $0.payloadString.contains("offline") }
+            }
+            #expect(wentOffline)
             try await observer.publish(Self.telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
             let back = await observer.messages.wait(timeout: .seconds(20)) { elements in
                 elements.filter { $0.topic == Self.availability }.last?.payloadString.contains("online") == true
@@ -74,7 +82,7 @@ struct ReliabilityClockTests {
             try await observer.publish(Self.telemetry, #"{"placement":"inEar"}"#)
             let routed = await observer.waitFor(Self.decision) { $0["action"] == "route" }
             #expect(routed?["source"] == .string(Fixture.phone))
-            let offline = observer.json(on: Self.availability).filter { $0["state"] == "offline" }.count
+            let offline = observer.json(on: Self.availability).dropFirst(heard).filter { $0["state"] == "offline" }.count
             #expect(
                 offline == 1,
                 "one offline per jump, no flapping: \(observer.messages(on: Self.availability).map(\.payloadString)) \(observer.messages.elements.count)"

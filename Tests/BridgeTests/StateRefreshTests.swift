@@ -27,7 +27,9 @@ struct StateRefreshTests {
         try await harness.start(observer: observer, clock: clock.now)
         let stateTopic = "aabridge/accessory/\(Fixture.headphonesTopic)"
         let sighting = #"{"id":"\#(Fixture.headphones)","rssi":-61,"name":"Acme Studio"}"#
-        _ = await observer.waitFor(stateTopic) { _ in true }
+        // The first sighting makes it available (a change: published at once).
+        try await observer.publish("home/hall/BTtoMQTT/\(Fixture.headphonesTopic)", sighting)
+        _ = await observer.waitFor(stateTopic) { $0["available"] == true }
         let before = observer.messages(on: stateTopic).count
 
         // Inside the interval: the engine learns the RSSI, nothing is republished.
@@ -39,8 +41,12 @@ struct StateRefreshTests {
         // After the interval: the next sighting republishes the state with what it brought.
         clock.advance(by: Publisher.stateRefreshMilliseconds + 1)
         try await observer.publish("home/hall/BTtoMQTT/\(Fixture.headphonesTopic)", sighting)
-        let refreshed = await observer.waitFor(stateTopic) { $0["rssi"] == -61 && $0["gateway"] == "hall" }
-        #expect(refreshed != nil)
+        let republished = await observer.messages.wait(timeout: .seconds(20)) { elements in
+            elements.filter { $0.topic == stateTopic }.count >= before + 1
+        }
+        #expect(republished)
+        let refreshed = observer.json(on: stateTopic).last
+        #expect(refreshed?["rssi"] == -61 && refreshed?["gateway"] == "hall")
         #expect(observer.messages(on: stateTopic).count == before + 1)
         #expect(await harness.stop() == 0)
         await observer.disconnect()

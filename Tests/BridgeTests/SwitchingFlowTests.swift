@@ -111,8 +111,10 @@ struct SwitchingFlowTests {
             await observer.waitFor("aabridge/accessory/\(Fixture.headphonesTopic)/decision") { $0["action"] == "release" }
 
             try await observer.publish(Self.telemetry, #"{"source_disconnected":"\#(Fixture.phone)"}"#)
+            // The AirPods' release names its cause; the headphones get the phone back because
+            // the AirPods released it.
             let back = await observer.waitFor("aabridge/source/\(Fixture.phoneTopic)/route") {
-                $0["target"] == .string(Fixture.headphones) && $0["reason"] == "source_disconnected"
+                $0["target"] == .string(Fixture.headphones) && $0["reason"] == "other_accessory_released"
             }
             #expect(back != nil)
             let released = await observer.waitFor(Self.decision) { $0["action"] == "release" }

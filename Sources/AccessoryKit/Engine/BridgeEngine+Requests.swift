@@ -9,14 +9,10 @@ extension BridgeEngine {
             return .failure(.setup(error))
         }
         emitEvents(events)
-        // Restored accessories get one availability timeout of grace: they were
-        // available when the bridge stopped, and are dropped if no gateway hears them.
-        for id in records.keys.sorted() {
-            records[id]?.available = true
-            records[id]?.lastSeen = now
-            records[id]?.wornSince = now
-        }
-        if !records.isEmpty { scheduleAvailabilityCheck(lastSeen: now) }
+        // Nothing has heard the restored accessories yet: they are unavailable (and never seen)
+        // until a gateway does. Their restored sources are cleared if none does within one
+        // availability timeout, as for an accessory that stopped being heard.
+        for id in records.keys.sorted() { awaitFirstSighting(id, now: now) }
         if !migrationComplete && !configuration.migrations.isEmpty {
             events = []
             let added: [Accessory]
@@ -27,10 +23,7 @@ extension BridgeEngine {
             }
             for accessory in added {
                 addRecord(for: accessory)
-                records[accessory.id]?.available = true
-                records[accessory.id]?.lastSeen = now
-                records[accessory.id]?.wornSince = now
-                scheduleAvailabilityCheck(lastSeen: now)
+                awaitFirstSighting(accessory.id, now: now)
                 emit(.storage(.upsertAccessory(accessory)))
             }
             emitEvents(events)
@@ -38,8 +31,16 @@ extension BridgeEngine {
             emit(.storage(.migrationComplete))
             for accessory in added { autoRegisterIfConfigured(accessory.id, now: now) }
         }
-        recomputeRoutes(sourceIndex.keys.sorted(), now: now) { _ in .startup }
         return .success(.empty)
+    }
+
+    /// An accessory known at the start: unavailable, never seen, until a gateway hears it.
+    mutating func awaitFirstSighting(_ id: BluetoothAddress, now: Timestamp) {
+        records[id]?.available = false
+        records[id]?.lastSeen = nil
+        records[id]?.wornSince = now
+        records[id]?.unheardSince = now
+        scheduleAvailabilityCheck(lastSeen: now)
     }
 
     mutating func shutdown() -> RequestResult {
@@ -174,8 +175,7 @@ extension BridgeEngine {
             emit(.storage(.upsertRegistration(id, registration)))
         }
         markChanged(id)
-        let reason: DecisionReason = stored.devicePlacement.map(DecisionReason.placement) ?? .sourceConnected
-        recomputeRoutes(oldSources + stored.sources, now: now) { _ in reason }
+        recomputeRoutes(oldSources + stored.sources, subject: id, now: now) { _ in .registered }
         return stored
     }
 
@@ -194,7 +194,7 @@ extension BridgeEngine {
         emit(.registrationChanged(id, registration))
         emit(.storage(.upsertRegistration(id, registration)))
         markChanged(id)
-        recomputeRoutes(listedSources(id), now: now) { _ in .invalidated }
+        recomputeRoutes(listedSources(id), subject: id, now: now) { _ in .invalidated }
     }
 
     // MARK: Accessories
@@ -222,7 +222,7 @@ extension BridgeEngine {
         records[id] = nil
         emit(.storage(.deleteAccessory(id)))
         if wasRegistered { emit(.storage(.deleteRegistration(id))) }
-        recomputeRoutes(sources, now: now) { _ in .removed }
+        recomputeRoutes(sources, subject: id, now: now) { _ in .removed }
         reindex(id, old: sources, new: [])
         changed.removeAll { $0 == id }
         emit(.accessoryRemoved(id))

@@ -68,7 +68,7 @@ extension BridgeEngine {
             case .sourceDisconnected(let source):
                 changeSources(id, reason: .sourceDisconnected, now: now) { $0.disconnect(source) }
             case .preferredSource(let source):
-                changeSources(id, reason: .preferredSource, now: now) { $0.prefer(source) }
+                changeSources(id, reason: .preferredSource, preferenceOnly: true, now: now) { $0.prefer(source) }
             case .rssi(let rssi):
                 withRecord(id) { $0.rssi = rssi }
             case .battery(let battery):
@@ -170,7 +170,7 @@ extension BridgeEngine {
                 emit(.storage(.upsertRegistration(id, registration)))
             }
             markChanged(id)
-            recomputeRoutes(configuration.sources, now: now) { _ in .placement(placement) }
+            recomputeRoutes(configuration.sources, subject: id, now: now) { _ in .placement(placement) }
         } catch {
             records[id]?.filter.revert(to: previous)
             publishError(error, for: id)
@@ -179,8 +179,12 @@ extension BridgeEngine {
 
     // MARK: Sources
 
-    mutating func changeSources(_ id: BluetoothAddress, reason: DecisionReason, now: Timestamp, _ operation: (inout SourceTracker) -> Bool)
-    {
+    /// - Parameter preferenceOnly: the change is a preference (`preferred_source`): every
+    ///   route it changes says `reason`, even for a source it connects.
+    mutating func changeSources(
+        _ id: BluetoothAddress, reason: DecisionReason, preferenceOnly: Bool = false, now: Timestamp,
+        _ operation: (inout SourceTracker) -> Bool
+    ) {
         if let error = gate(id, .primaryAudioSourceDeviceIdentifier) {
             publishError(error, for: id)
             return
@@ -201,7 +205,10 @@ extension BridgeEngine {
                 emit(.registrationChanged(id, registration))
                 emit(.storage(.upsertRegistration(id, registration)))
             }
-            recomputeRoutes(old + new, now: now) { source in
+            recomputeRoutes(old + new, subject: id, now: now) { source in
+                // A preference names the cause of every route it moves, the source it
+                // connects at the front included.
+                if reason == .preferredSource && preferenceOnly { return reason }
                 if !old.contains(source) { return .sourceConnected }
                 if !new.contains(source) { return .sourceDisconnected }
                 return reason
@@ -224,12 +231,13 @@ extension BridgeEngine {
 
     mutating func becameAvailable(_ id: BluetoothAddress, now: Timestamp) {
         records[id]?.available = true
+        records[id]?.unheardSince = nil
         scheduleAvailabilityCheck(lastSeen: now)
         emit(.availabilityChanged(id, available: true))
         markChanged(id)
         // Without placement an accessory counts as put on when it comes back.
         if registry[id]?.configuration.deviceCapabilities.contains(.placement) != true { records[id]?.wornSince = now }
-        recomputeRoutes(listedSources(id), now: now) { _ in .sourceConnected }
+        recomputeRoutes(listedSources(id), subject: id, now: now) { _ in .sourceConnected }
     }
 
     /// No gateway heard it within the timeout: it cannot be connected to anything we
@@ -238,6 +246,12 @@ extension BridgeEngine {
         records[id]?.available = false
         emit(.availabilityChanged(id, available: false))
         markChanged(id)
+        clearSources(id, now: now)
+    }
+
+    /// Clears the sources of an accessory no gateway can hear (its registration and tracker),
+    /// releasing its routes with reason `unavailable`.
+    mutating func clearSources(_ id: BluetoothAddress, now: Timestamp) {
         let listed = listedSources(id)
         records[id]?.tracker.clear()
         if let registration = registry[id], !registration.isInvalidated, !listed.isEmpty {
@@ -246,11 +260,12 @@ extension BridgeEngine {
             configuration.secondaryAudioSourceDeviceIdentifier = nil
             if (try? registry.update(configuration, id: id, role: .extension)) == true, let updated = registry[id] {
                 reindex(id, old: listed, new: [])
+                markChanged(id)
                 emit(.registrationChanged(id, updated))
                 emit(.storage(.upsertRegistration(id, updated)))
             }
         }
-        recomputeRoutes(listed, now: now) { _ in .unavailable }
+        recomputeRoutes(listed, subject: id, now: now) { _ in .unavailable }
     }
 
     /// Runs `body` on an accessory's record in place; nil when there is no record.
@@ -304,9 +319,21 @@ extension BridgeEngine {
     /// about once per timeout instead of on every tick.
     mutating func expireAvailability(now: Timestamp) {
         var expired: [BluetoothAddress] = []
+        var unheard: [BluetoothAddress] = []
         var next: Timestamp?
-        for (id, record) in records where record.available {
-            guard let lastSeen = record.lastSeen else { continue }
+        for (id, record) in records {
+            if let since = record.unheardSince {
+                // Not heard since the start: its restored sources are as stale as those of an
+                // accessory that stopped being heard.
+                if now.milliseconds(since: since) > availabilityTimeout {
+                    unheard.append(id)
+                } else {
+                    let due = since.advanced(byMilliseconds: availabilityTimeout + 1)
+                    if next.map({ due < $0 }) ?? true { next = due }
+                }
+                continue
+            }
+            guard record.available, let lastSeen = record.lastSeen else { continue }
             if now.milliseconds(since: lastSeen) > availabilityTimeout {
                 expired.append(id)
             } else {
@@ -315,6 +342,10 @@ extension BridgeEngine {
             }
         }
         availabilityCheckAt = next
+        for id in unheard.sorted() {
+            records[id]?.unheardSince = nil
+            clearSources(id, now: now)
+        }
         for id in expired.sorted() { becameUnavailable(id, now: now) }
     }
 

@@ -18,6 +18,9 @@ public struct BridgeEngine: Sendable {
         /// When it was last put on (or became available without `placement`), for the tie-break.
         var wornSince: Timestamp = Timestamp(milliseconds: 0)
         var lastError: AccessoryControlDevice.Error?
+        /// Known at the start (restored or migrated) and not heard since: when the session was
+        /// activated. Its sources are cleared if no gateway hears it within the timeout.
+        var unheardSince: Timestamp?
         let hardware: HardwareType
         let hardwareCapabilities: AccessoryControlDevice.Capabilities
         let autoRegister: Bool
@@ -142,6 +145,9 @@ public struct BridgeEngine: Sendable {
         let product = productsByName[accessory.product]
         let configuration = registry[accessory.id]?.configuration
         records[accessory.id] = Record(
+            // The wear reading follows the committed placement until the accessory says more,
+            // so a restart does not show a placement with `worn` unknown.
+            worn: configuration?.devicePlacement?.isWorn,
             filter: PlacementFilter(debounceMilliseconds: debounce, committed: configuration?.devicePlacement),
             tracker: SourceTracker(sources: configuration?.sources ?? []),
             hardware: product?.hardware ?? .inEarBud,
@@ -171,6 +177,9 @@ public struct BridgeEngine: Sendable {
     }
 
     mutating func publishError(_ error: AccessoryControlDevice.Error, for id: BluetoothAddress) {
+        // An accessory the session does not know has no error topic: the request's response
+        // carries the error, and no topic is created for a device that does not exist.
+        guard session.accessories.index(forKey: id) != nil else { return }
         if records[id] != nil {
             records[id]?.lastError = error
             markChanged(id)

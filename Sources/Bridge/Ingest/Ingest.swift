@@ -133,7 +133,7 @@ struct Ingest {
                 .telemetry(
                     .request(.register(id, RegistrationRequest(capabilities: [])), role: .extension), context: "set", refresh: nil))
         case .failure(let rejection):
-            return invalidUpdate(id, rejection: rejection)
+            return invalidUpdate(id, rejection: rejection, source: "set")
         }
     }
 
@@ -169,7 +169,7 @@ struct Ingest {
             return IngestOutcome()
         case .rejected(let rejection):
             if let accessory = rejection.accessory, products[accessory] != nil {
-                return invalidUpdate(accessory, rejection: rejection)
+                return invalidUpdate(accessory, rejection: rejection, source: rejection.gateway ?? parser.name)
             }
             var outcome = IngestOutcome()
             outcome.rejection = (rejection.gateway ?? parser.name, rejection.description)
@@ -178,13 +178,14 @@ struct Ingest {
     }
 
     /// Invalid content for a known accessory: an `invalidRequest` update error (through the
-    /// engine, so `last_error` in the state shows it too), and no other state change.
-    private func invalidUpdate(_ id: BluetoothAddress, rejection: TelemetryRejection) -> IngestOutcome {
-        let report = AccessoryReport(
-            accessory: id, gateway: nil,
-            changes: [.invalid(field: rejection.field ?? "payload", message: rejection.message)])
+    /// engine, so `last_error` in the state shows it too), and no other state change. Like any
+    /// rejected telemetry it is counted and logged (a warning, at most once a minute per
+    /// `source`: the gateway's name, or `set`).
+    private func invalidUpdate(_ id: BluetoothAddress, rejection: TelemetryRejection, source: String) -> IngestOutcome {
+        let field = rejection.field ?? "payload"
+        let report = AccessoryReport(accessory: id, gateway: nil, changes: [.invalid(field: field, message: rejection.message)])
         var outcome = IngestOutcome(.telemetry(.report(report), context: "telemetry", refresh: nil))
-        outcome.countsAsRejected = true
+        outcome.rejection = (source, "invalid content for accessory \(id): \(field): \(rejection.message)")
         return outcome
     }
 }

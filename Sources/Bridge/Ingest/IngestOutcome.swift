@@ -17,11 +17,10 @@ struct IngestOutcome {
     var effect: Effect = .none
     /// The gateway list changed (a new gateway, or one's state): republish `bridge/gateways`.
     var gatewaysChanged = false
-    /// Counted in `telemetry_rejected` and logged at most once a minute per gateway.
+    /// Counted in `telemetry_rejected` and logged at most once a minute per gateway. Invalid
+    /// content for a known accessory is one too, and its error also reaches the accessory's
+    /// error topic through the engine (``Effect/telemetry``).
     var rejection: (gateway: String, reason: String)?
-    /// Invalid content for a known accessory: counted in `telemetry_rejected`; the error
-    /// itself reaches the accessory's error topic through the engine (``Effect/telemetry``).
-    var countsAsRejected = false
     /// A line for the log (gateway status changes, refused retained requests).
     var notice: (level: BridgeLogger.Level, message: String)?
 

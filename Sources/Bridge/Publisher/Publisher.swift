@@ -40,6 +40,12 @@ final class Publisher {
     /// `bridge/accessories` is out of date; it is republished when next due (once for a
     /// burst of changes, not once per change).
     private(set) var accessoriesDirty = false
+    /// Until the first connection (nil after): what was published before it, held. The first
+    /// ``publishEverything(at:engine:gateways:)`` publishes every retained topic's current
+    /// state, so a retained message before it would go out twice (and ahead of `bridge/state`
+    /// `online`): those are dropped, and the rest (events, decisions, errors, cleared topics)
+    /// go out right after `online`, in their order.
+    private var heldUntilConnected: [(topic: String, payload: [UInt8], retain: Bool)]? = []
 
     init(
         connection: any MQTTPublishing, configuration: BridgeConfiguration, topics: Topics,
@@ -134,7 +140,10 @@ final class Publisher {
     /// Every retained topic, after each (re)connect: a broker restart loses nothing a
     /// subscriber relies on, and no state stays stuck `offline`.
     func publishEverything(at now: Timestamp, engine: BridgeEngine, gateways: JSONValue) {
+        let held = heldUntilConnected ?? []
+        heldUntilConnected = nil
         publishRetained(topics.bridgeState, ["state": "online"])
+        for message in held { enqueue(message.topic, message.payload, retain: message.retain) }
         publishInfo(engine: engine)
         publishHealth(at: now, engine: engine)
         publishRetained(topics.bridgeGateways, gateways)
@@ -149,10 +158,13 @@ final class Publisher {
         if homeAssistant != nil {
             for device in homeAssistant!.everything(statuses) { publishRetained(device.topic, device.payload) }
         }
-        // Routes restored from storage have not been published by this process yet: `startup`.
-        for (source, accessory) in engine.routes where publishedRoutes[source] == nil {
-            let change = RouteChange(source: source, previous: .fallback, target: .accessory(accessory), reason: .startup)
-            let name = engine.status(of: accessory)?.accessory.displayName
+        // Every source a registration lists has a route this process has not published yet:
+        // `startup`, with the current target (`fallback` until an accessory is heard), which
+        // also replaces a route the broker kept from before the restart.
+        for source in engine.listedSourceAddresses where publishedRoutes[source] == nil {
+            let target = engine.route(for: source)
+            let change = RouteChange(source: source, previous: .fallback, target: target, reason: .startup)
+            let name = target.accessory.flatMap { engine.status(of: $0)?.accessory.displayName }
             publishedRoutes[source] = payloads.route(change, accessoryName: name, at: now)
         }
         for (source, payload) in publishedRoutes.sorted(by: { $0.key < $1.key }) {
@@ -259,6 +271,12 @@ final class Publisher {
 
     /// Every message of the contract is QoS 1, in the engine's order.
     private func enqueue(_ topic: String, _ payload: [UInt8], retain: Bool = false) {
+        if heldUntilConnected != nil {
+            // A retained state is published anyway at the first connection; a cleared topic
+            // (empty payload) is not, so it is held like the rest.
+            if !retain || payload.isEmpty { heldUntilConnected!.append((topic, payload, retain)) }
+            return
+        }
         connection.enqueue(topic: topic, payload: payload, qos: .atLeastOnce, retain: retain)
     }
 

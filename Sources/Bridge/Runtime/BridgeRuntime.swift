@@ -45,6 +45,9 @@ public final class BridgeRuntime {
     /// A republish for Home Assistant's birth message is pending: one at a time, since every
     /// republish is about four messages per accessory.
     private var republishScheduled = false
+    /// Shutdown began: connection changes (the disconnect itself, a failed reconnect) are
+    /// no longer reported or acted on.
+    private var shuttingDown = false
     private var lastHealth: Timestamp
     /// Telemetry is shed while more of the bridge's publications than this (plus four per
     /// accessory) wait for the broker's acknowledgement: see ``publishCongestionLimit``.
@@ -164,6 +167,7 @@ public final class BridgeRuntime {
                 republishScheduled = false
                 publisher.publishEverything(at: clock(), engine: core.engine, gateways: ingest.gateways.payload)
             case .shutdown(let signal):
+                shuttingDown = true
                 logger.info("signal \(signal): shutting down")
                 break loop
             }
@@ -201,7 +205,6 @@ public final class BridgeRuntime {
         if let rejection = outcome.rejection {
             diagnostics.rejectTelemetry(gateway: rejection.gateway, reason: rejection.reason, at: now)
         }
-        if outcome.countsAsRejected { diagnostics.counters.telemetryRejected += 1 }
         switch outcome.effect {
         case .none:
             break
@@ -265,6 +268,7 @@ public final class BridgeRuntime {
     }
 
     private func connectionChanged(_ state: MQTTConnectionState) {
+        guard !shuttingDown else { return }
         switch state {
         case .connected:
             logger.info("connected to \(configuration.mqtt.host):\(configuration.mqtt.port)")
