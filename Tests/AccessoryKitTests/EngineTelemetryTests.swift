@@ -113,6 +113,7 @@ struct EngineTelemetryTests {
         #expect(step.errors.map(\.code) == [.invalidRequest])
         #expect(step.errors.first?.field == .devicePlacement)
         #expect(step.errors.first?.operation == .update)
+        #expect(step.errors.first?.message == "unknown placement 'onShoulder'", "the message as the parser wrote it, not prefixed")
         #expect(harness.engine.registry == before)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import MQTT
 import TestSupport
 import Testing
@@ -35,26 +36,64 @@ struct AvailabilityFlowTests {
         }
     }
 
-    @Test("bridge/gateways: a gateway heard is online with its format; its LWT (any case) sets it offline")
+    /// The entry of `bridge/gateways` configured as `name`, and its heard gateway `heard`.
+    static func gateway(_ value: JSONValue?, _ name: String, heard: String? = nil) -> JSONValue? {
+        let entry = value?.arrayValue?.first { $0["name"]?.stringValue == name }
+        guard let heard else { return entry }
+        return entry?["heard"]?.arrayValue?.first { $0["name"]?.stringValue == heard }
+    }
+
+    @Test("bridge/gateways: the configured gateways from the start (unknown); each heard one under the entry whose topic matched it")
     func gateways() async throws {
         try await withBridge { _, observer async throws in
+            let topic = "aabridge/bridge/gateways"
+            let first = await observer.waitFor(topic) { _ in true }
+            #expect(first?.arrayValue?.compactMap { $0["name"]?.stringValue } == ["omg", "native", "esp", "tasmota"])
+            #expect(first?.arrayValue?.compactMap { $0["format"]?.stringValue } == ["openmqttgateway", "native", "espresense", "tasmota"])
+            #expect(first?.arrayValue?.allSatisfy { $0["state"] == "unknown" && $0["last_seen"] == .null && $0["heard"] == [] } == true)
+
             try await observer.publish(Fixture.advertisementTopic, Fixture.advertisementPayload)
-            let online = await observer.waitFor("aabridge/bridge/gateways") { $0.arrayValue?.isEmpty == false }
-            let gateway = online?.arrayValue?.first { $0["name"] == "gw1" }
-            #expect(gateway?["format"] == "openmqttgateway")
-            #expect(gateway?["state"] == "online")
-            #expect(gateway?["last_seen"]?.stringValue != nil)
+            let online = await observer.waitFor(topic) { Self.gateway($0, "omg", heard: "gw1") != nil }
+            #expect(Self.gateway(online, "omg")?["state"] == "online")
+            #expect(Self.gateway(online, "omg")?["last_seen"]?.stringValue != nil)
+            #expect(Self.gateway(online, "omg", heard: "gw1")?["state"] == "online")
+            #expect(Self.gateway(online, "omg", heard: "gw1")?["last_seen"]?.stringValue != nil)
+            #expect(Self.gateway(online, "native")?["state"] == "unknown")
+
+            // Native telemetry relayed by "livingroom" belongs to the native entry, not omg's.
+            try await observer.publish("aabridge/telemetry/livingroom/\(Fixture.airPodsTopic)", #"{"rssi":-70}"#)
+            let native = await observer.waitFor(topic) { Self.gateway($0, "native", heard: "livingroom") != nil }
+            #expect(Self.gateway(native, "native")?["format"] == "native")
+            #expect(Self.gateway(native, "native")?["state"] == "online")
+            #expect(Self.gateway(native, "omg", heard: "livingroom") == nil)
+            #expect(Self.gateway(native, "omg")?["heard"]?.arrayValue?.count == 1)
 
             try await observer.publish("home/gw1/LWT", "Offline")
-            await observer.waitFor("aabridge/bridge/gateways") { value in
-                value.arrayValue?.contains { $0["name"] == "gw1" && $0["state"] == "offline" } == true
-            }
+            let offline = await observer.waitFor(topic) { Self.gateway($0, "omg", heard: "gw1")?["state"] == "offline" }
+            #expect(Self.gateway(offline, "omg")?["state"] == "offline", "no gateway of omg's is online")
+            #expect(Self.gateway(offline, "native")?["state"] == "online")
             try await observer.publish("home/gw1/LWT", "online")
-            await observer.waitFor("aabridge/bridge/gateways") { value in
-                value.arrayValue?.contains { $0["name"] == "gw1" && $0["state"] == "online" } == true
+            await observer.waitFor(topic) {
+                Self.gateway($0, "omg", heard: "gw1")?["state"] == "online" && Self.gateway($0, "omg")?["state"] == "online"
             }
             let health = try await observer.request("health")
             #expect(health["data"]?["telemetry_rejected"] == 0, "LWT messages are not rejections")
+        }
+    }
+
+    @Test("a tracker's {\"state\":\"offline\"} changes nothing: not availability, not bridge/gateways, no rejection (docs/telemetry.md)")
+    func trackerOffline() async throws {
+        try await withBridge { _, observer async throws in
+            let availability = "aabridge/accessory/\(Fixture.airPodsTopic)/availability"
+            try await observer.publish("aabridge/telemetry/livingroom/\(Fixture.airPodsTopic)", #"{"rssi":-70}"#)
+            await observer.waitFor(availability) { $0["state"] == "online" }
+            try await observer.publish("home/gw1/BTtoMQTT/\(Fixture.airPodsTopic)", #"{"id":"\#(Fixture.airPods)","state":"offline"}"#)
+            let health = try await observer.request("health")
+            #expect(health["data"]?["telemetry_rejected"] == 0)
+            let gateways = observer.json(on: "aabridge/bridge/gateways").last
+            #expect(Self.gateway(gateways, "omg")?["heard"] == [], "the tracker message is no sighting of gw1")
+            #expect(observer.json(on: availability).last?["state"] == "online")
+            #expect(observer.messages(on: "aabridge/bridge/log").isEmpty)
         }
     }
 

@@ -22,8 +22,10 @@ struct GatewayFormatTests {
             #expect(candidate?["product"] == "Acme Studio Headphones")
             #expect(candidate?["rssi"] == -62)
             #expect(candidate?["gateway"] == "tasmota_ble")
-            let gateways = await observer.waitFor("aabridge/bridge/gateways") { ($0.arrayValue?.count ?? 0) > 0 }
-            #expect(gateways?.arrayValue?.first { $0["name"] == "tasmota_ble" }?["format"] == "tasmota")
+            let gateways = await observer.waitFor("aabridge/bridge/gateways") {
+                AvailabilityFlowTests.gateway($0, "tasmota", heard: "tasmota_ble") != nil
+            }
+            #expect(AvailabilityFlowTests.gateway(gateways, "tasmota")?["format"] == "tasmota")
         }
     }
 
@@ -42,10 +44,10 @@ struct GatewayFormatTests {
             #expect(state?["available"] == true)
             #expect(state?["last_seen"]?.stringValue != nil)
             try await observer.publish("espresense/rooms/balkon/status", "offline")
-            let gateways = await observer.waitFor("aabridge/bridge/gateways") { value in
-                value.arrayValue?.contains { $0["name"] == "balkon" && $0["state"] == "offline" } == true
+            let gateways = await observer.waitFor("aabridge/bridge/gateways") {
+                AvailabilityFlowTests.gateway($0, "esp", heard: "balkon")?["state"] == "offline"
             }
-            #expect(gateways?.arrayValue?.first { $0["name"] == "balkon" }?["format"] == "espresense")
+            #expect(AvailabilityFlowTests.gateway(gateways, "esp")?["format"] == "espresense")
             // A gateway going offline does not by itself clear anything.
             let current = try await observer.request("accessory/current", #""id":"\#(Fixture.airPods)""#)
             #expect(current["status"] == "ok")

@@ -138,7 +138,11 @@ struct ReliabilityInputTests {
             #expect(candidates <= 64, "picker candidates: \(candidates)")
             #expect(picker != nil)
             let gateways = await observer.waitFor("aabridge/bridge/gateways") { _ in true }
-            let count = observer.json(on: "aabridge/bridge/gateways").compactMap { $0.arrayValue?.count }.max() ?? 0
+            let count =
+                observer.json(on: "aabridge/bridge/gateways").compactMap {
+                    $0.arrayValue?.reduce(0) { $0 + ($1["heard"]?.arrayValue?.count ?? 0) }
+                }
+                .max() ?? 0
             #expect(count <= 256 && gateways != nil, "gateways listed: \(count)")
             // Dismissing the picker drops every candidate: nothing about unknown addresses remains.
             _ = try await observer.request("picker/dismiss")

@@ -172,6 +172,25 @@ import Testing
         #expect(configuration.products.map(\.product.descriptor.bluetoothServiceUUID?.description) == ["FE2C", "FE2C"])
     }
 
+    @Test("docs/configuration.md's anchor example loads; an anchor under a top-level key of its own is refused")
+    func documentedAnchorPlacement() throws {
+        let markdown = try String(contentsOfFile: ConfigurationTestSupport.repositoryFile("docs/configuration.md"), encoding: .utf8)
+        let blocks = markdown.components(separatedBy: "```yaml\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        let example = try #require(blocks.first { $0.contains("&acme") })
+        let indent = example.prefix { $0 == " " }.count
+        let yaml = example.split(separator: "\n").map { String($0.dropFirst(indent)) }.joined(separator: "\n")
+        let configuration = try ConfigurationTestSupport.load(
+            "setup:\n  bluetooth:\n    services: [\"FE2C\"]\n    names: [\"Acme\"]\n" + yaml + "\n")
+        #expect(configuration.products.map(\.name) == ["Acme Studio Headphones", "Acme Travel Headphones"])
+        #expect(configuration.products.map(\.product.hardware) == [.overEarHeadphone, .onEarHeadphone])
+        #expect(configuration.products.map(\.product.descriptor.bluetoothServiceUUID?.description) == ["FE2C", "FE2C"])
+
+        let holder = ConfigurationTestSupport.issues(
+            "defaults: &d\n  hardware: overEarHeadphone\nproducts:\n  - <<: *d\n    name: Acme\n    descriptor: {bluetooth_service_uuid: \"FE2C\"}\n"
+        )
+        #expect(holder.map(\.path).contains("defaults"), "\(holder)")
+    }
+
     @Test func mergeKeyOfAScalarIsAnError() {
         let issues = ConfigurationTestSupport.issues("log:\n  <<: 5\n")
         #expect(issues.map(\.path) == ["log.<<"])

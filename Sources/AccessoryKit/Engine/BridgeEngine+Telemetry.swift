@@ -80,7 +80,7 @@ extension BridgeEngine {
                 if changed == true { markChanged(id) }
             case .invalid(let field, let message):
                 publishError(
-                    .init(.invalidRequest, operation: .update, field: Self.field(forKey: field), message: "\(field): \(message)"), for: id)
+                    .init(.invalidRequest, operation: .update, field: Self.field(forKey: field), message: message), for: id)
             }
         }
     }

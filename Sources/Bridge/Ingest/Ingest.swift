@@ -14,8 +14,6 @@ import Telemetry
 /// storage or the network; ``BridgeRuntime`` hands its ``IngestOutcome`` on.
 struct Ingest {
     let router: TopicRouter
-    /// `gateways[i].format` for the parser at index i (the name `bridge/gateways` shows).
-    private let formats: [String]
     /// Resolves private addresses with the configured IRKs (and remembers the answers).
     private var resolver: AddressResolver<BluetoothAddress>
     private let decoders: [String: PlacementDecoder]
@@ -23,7 +21,8 @@ struct Ingest {
     /// The product of each known accessory, kept in step with the engine's outputs
     /// (``track(_:)``), so a sighting is decoded without asking the engine.
     private(set) var products: [BluetoothAddress: String] = [:]
-    private(set) var gateways = GatewayTracker()
+    /// The configured gateway entries and the gateways heard through each (`bridge/gateways`).
+    private(set) var gateways: GatewayTracker
     /// Recognises Home Assistant's birth message, when discovery is enabled.
     private let homeAssistant: HomeAssistantDiscovery?
 
@@ -40,7 +39,7 @@ struct Ingest {
         router = TopicRouter(
             topics: topics, parsers: parsers,
             homeAssistantStatusTopic: configuration.homeAssistant.enabled ? configuration.homeAssistant.statusTopic : nil)
-        formats = configuration.gateways.map(\.format.rawValue)
+        gateways = GatewayTracker(configuration: configuration)
         resolver = AddressResolver(
             keys: configuration.accessories.compactMap { accessory in
                 guard let irk = accessory.irk, let key = IdentityResolvingKey(bytes: irk) else { return nil }
@@ -82,7 +81,7 @@ struct Ingest {
             guard let homeAssistant, homeAssistant.isBirthMessage(message.payload) else { return IngestOutcome() }
             return IngestOutcome(.homeAssistantBirth)
         case .gateway(let index):
-            return telemetry(message, parser: router.parsers[index], format: formats[index], at: now)
+            return telemetry(message, parser: router.parsers[index], entry: index, at: now)
         case .unrouted:
             return IngestOutcome()
         }
@@ -137,7 +136,7 @@ struct Ingest {
         }
     }
 
-    private mutating func telemetry(_ message: MQTTMessage, parser: TelemetryParser, format: String, at now: Timestamp) -> IngestOutcome {
+    private mutating func telemetry(_ message: MQTTMessage, parser: TelemetryParser, entry: Int, at now: Timestamp) -> IngestOutcome {
         switch parser.parse(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds) {
         case .advertisement(let advertisement):
             let identity = resolver.resolve(advertisement.address) ?? advertisement.address
@@ -146,11 +145,11 @@ struct Ingest {
                 identity: identity, decoder: product.flatMap { decoders[$0] } ?? .none,
                 hardware: product.flatMap { hardware[$0] })
             var outcome = IngestOutcome(.telemetry(.sighting(sighting), context: "sighting", refresh: identity))
-            outcome.gatewaysChanged = gateways.seen(advertisement.gateway, format: format, at: now)
+            outcome.gatewaysChanged = gateways.seen(advertisement.gateway, through: entry, at: now)
             return outcome
         case .report(let report):
             var outcome = IngestOutcome()
-            if let gateway = report.gateway { outcome.gatewaysChanged = gateways.seen(gateway, format: format, at: now) }
+            if let gateway = report.gateway { outcome.gatewaysChanged = gateways.seen(gateway, through: entry, at: now) }
             let id = report.accessory
             guard products[id] != nil else {
                 outcome.rejection = (report.gateway ?? parser.name, "telemetry for unknown accessory \(id)")
@@ -160,7 +159,7 @@ struct Ingest {
             return outcome
         case .gatewayStatus(let status):
             var outcome = IngestOutcome()
-            if gateways.status(status.gateway, format: format, online: status.state == .online, at: now) {
+            if gateways.status(status.gateway, through: entry, online: status.state == .online, at: now) {
                 outcome.gatewaysChanged = true
                 outcome.notice = (.info, "gateway \(status.gateway) is \(status.state.rawValue)")
             }
