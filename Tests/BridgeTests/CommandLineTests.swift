@@ -9,12 +9,13 @@ struct CommandLineTests {
         .deletingLastPathComponent()
     static let binary = repository.appendingPathComponent(".build/debug/aabridge").path
 
-    /// Runs the binary and returns its exit status and combined output.
+    /// Runs the binary and returns its exit status and combined output; a command still
+    /// running after 30 s is killed and reported as status -2.
     static func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).log")
         defer { try? FileManager.default.removeItem(at: output) }
         let child = try ChildProcess(path: binary, arguments: arguments, output: output.path)
-        let status = child.wait()
+        let status = child.wait(timeout: 30) ?? -2
         return (status, (try? String(contentsOf: output, encoding: .utf8)) ?? "")
     }
 
