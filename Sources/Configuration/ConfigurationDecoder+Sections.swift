@@ -17,6 +17,12 @@ extension ConfigurationDecoder {
             let path = requiredOrDefault(storage, "path")
         {
             configuration.storage.path = path
+            // The database may not exist yet (it is created), but whatever is there must be a file.
+            var status = stat()
+            if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+                let kind = status.st_mode & S_IFMT == S_IFDIR ? "a directory" : "not a regular file"
+                fail(storage.path("path"), "'\(path)' is \(kind); storage.path names the database file", at: storage["path"])
+            }
         }
         if let health = fields(top["health"], at: "health", allowed: ["interval_s"]),
             let interval = integer(health["interval_s"], at: health.path("interval_s"), in: 1...86_400)
@@ -57,13 +63,18 @@ extension ConfigurationDecoder {
 
     func mqtt(_ node: YAMLNode?, into mqtt: inout MQTTConfiguration) {
         guard let section = fields(node, at: "mqtt", allowed: Self.mqttKeys) else { return }
+        var serverIsValid = true
         if let server = requiredOrDefault(section, "server") {
             if let endpoint = Self.parseServer(server, report: { self.fail(section.path("server"), $0, at: section["server"]) }) {
                 mqtt.server = server
                 mqtt.host = endpoint.host
                 mqtt.port = endpoint.port
                 mqtt.usesTLS = endpoint.tls
+            } else {
+                serverIsValid = false
             }
+        } else if section["server"].map({ !$0.isNull }) == true {
+            serverIsValid = false
         }
         if let baseTopic = requiredOrDefault(section, "base_topic") {
             if let problem = Self.topicNameProblem(baseTopic) {
@@ -86,6 +97,15 @@ extension ConfigurationDecoder {
             case "ca": mqtt.ca = value
             case "cert": mqtt.cert = value
             default: mqtt.key = value
+            }
+            guard let value else { continue }
+            if serverIsValid && !mqtt.usesTLS {
+                fail(
+                    section.path(key),
+                    "a TLS file needs an mqtts:// server, but server is \(mqtt.server); use mqtts://host:port or remove \(key)",
+                    at: section[key])
+            } else if let problem = Self.fileProblem(path: value) {
+                fail(section.path(key), problem.message, at: section[key])
             }
         }
         if (mqtt.cert == nil) != (mqtt.key == nil) {
@@ -153,11 +173,7 @@ extension ConfigurationDecoder {
 
     /// The file's text without its trailing newline(s).
     static func readSecret(path: String) -> Result<String, SecretFileProblem> {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            return .failure(.init(message: "cannot read '\(path)': no such file"))
-        }
-        guard !isDirectory.boolValue else { return .failure(.init(message: "cannot read '\(path)': it is a directory")) }
+        if let problem = fileProblem(path: path) { return .failure(problem) }
         guard let data = FileManager.default.contents(atPath: path) else {
             return .failure(.init(message: "cannot read '\(path)': permission denied or unreadable"))
         }
@@ -166,6 +182,29 @@ extension ConfigurationDecoder {
         while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
         guard !text.isEmpty else { return .failure(.init(message: "'\(path)' is empty")) }
         return .success(text)
+    }
+
+    /// Why a file the configuration names cannot be used, or nil: it must exist, be a regular
+    /// file (not a directory, device or FIFO) and be readable by this process, as the bridge
+    /// will open it. Checked with `open` itself, so it holds for root and ACLs alike.
+    static func fileProblem(path: String) -> SecretFileProblem? {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            let reason = errno == ENOENT || errno == ENOTDIR ? "no such file" : String(cString: strerror(errno))
+            return .init(message: "cannot read '\(path)': \(reason)")
+        }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG: break
+        case S_IFDIR: return .init(message: "cannot read '\(path)': it is a directory")
+        default: return .init(message: "cannot read '\(path)': not a regular file")
+        }
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else {
+            let reason = errno == EACCES || errno == EPERM ? "permission denied" : String(cString: strerror(errno))
+            return .init(message: "cannot read '\(path)': \(reason)")
+        }
+        close(descriptor)
+        return nil
     }
 
     /// Splits `mqtt[s]://host[:port][/]`; reports through `report` and returns nil when malformed.

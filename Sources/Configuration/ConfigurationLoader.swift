@@ -106,13 +106,14 @@ public enum ConfigurationLoader {
     static func readFile(_ path: String) -> Result<[UInt8], ConfigurationIssue> {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration: no such file"))
+            return .failure(
+                ConfigurationIssue(path: "", message: "cannot read the configuration '\(path)': no such file (name it with --config PATH)"))
         }
         guard !isDirectory.boolValue else {
-            return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration: it is a directory"))
+            return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration '\(path)': it is a directory"))
         }
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration: permission denied"))
+            return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration '\(path)': permission denied"))
         }
         defer { try? handle.close() }
         do {

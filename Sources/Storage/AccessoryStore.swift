@@ -39,7 +39,8 @@ public final class AccessoryStore: Sendable {
     ///
     /// - Throws: `.cannotOpen` when the directory or file cannot be created or opened,
     ///   `.newerSchema` for a database written by a newer aabridge, `.notAStore` for another
-    ///   application's database, `.corrupt` when the file is not a database, `.readOnly`
+    ///   application's database or a file that is not a SQLite database at all, `.corrupt`
+    ///   for a damaged database, `.readOnly`
     ///   when a migration is needed but cannot be written.
     public init(path: String, mode: Mode = .readWrite) throws(StorageError) {
         self.path = path
@@ -213,8 +214,14 @@ extension AccessoryStore {
     /// Checks whose database this is, sets the connection's pragmas and migrates.
     static func prepare(_ connection: SQLiteConnection, mode: Mode) throws(StorageError) {
         let path = connection.path
-        // The first read also tells a non-database file apart (SQLITE_NOTADB -> .corrupt).
-        let applicationID = try connection.integer("PRAGMA application_id")
+        // The first read also tells a non-database file apart (SQLITE_NOTADB), which is either
+        // a file that never was ours or an aabridge database whose header is damaged.
+        let applicationID: Int64
+        do throws(StorageError) {
+            applicationID = try connection.integer("PRAGMA application_id")
+        } catch  where error.sqliteCode.map({ $0 & 0xFF == SQLITE_NOTADB }) == true {
+            throw notADatabase(path: path, error: error)
+        }
         let version = try connection.integer("PRAGMA user_version")
         if applicationID != 0 && applicationID != StoreSchema.applicationID {
             throw StorageError(
@@ -262,6 +269,33 @@ extension AccessoryStore {
         // On macOS fsync does not flush the drive's cache; fullfsync does (no-op on Linux).
         try connection.execute("PRAGMA fullfsync = ON")
         try migrate(connection)
+    }
+
+    /// The error for a file SQLite does not recognise (`SQLITE_NOTADB`), judged by its first
+    /// 100 bytes (the SQLite header): one that still carries aabridge's application id at
+    /// offset 68 is a damaged aabridge database (restore a backup); anything else, a text
+    /// file or another format, never was one (`.notAStore`: point storage.path elsewhere).
+    static func notADatabase(path: String, error: StorageError) -> StorageError {
+        let handle = FileHandle(forReadingAtPath: path)
+        let header = [UInt8]((try? handle?.read(upToCount: 100)) ?? Data())
+        try? handle?.close()
+        let count = header.count
+        let storedID = count >= 72 ? header[68..<72].reduce(Int64(0)) { $0 << 8 | Int64($1) } : 0
+        if storedID == StoreSchema.applicationID {
+            return StorageError(
+                .corrupt,
+                message:
+                    "\(path) is an aabridge database whose header is damaged (SQLite: file is not a database); stop aabridge and restore a backup",
+                sqliteCode: error.sqliteCode)
+        }
+        let magic = Array("SQLite format 3\0".utf8)
+        let what =
+            count >= magic.count && Array(header[0..<magic.count]) == magic ? "a SQLite file SQLite cannot read" : "not a SQLite database"
+        return StorageError(
+            .notAStore,
+            message:
+                "\(path) is not an aabridge database (\(what)); point storage.path at the aabridge database or at a path where a new one may be created (the file was not changed)",
+            sqliteCode: error.sqliteCode)
     }
 
     /// Runs every migration above the stored version, each with its `user_version` bump in

@@ -18,8 +18,8 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The database or its directory cannot be written: `SQLITE_READONLY*`, or the store
         /// was opened read-only. Reads keep working.
         case readOnly
-        /// The file is damaged or not a SQLite database: `SQLITE_CORRUPT`, `SQLITE_NOTADB`,
-        /// or a row the store cannot decode. Restore from a backup.
+        /// The database is damaged: `SQLITE_CORRUPT`, `SQLITE_NOTADB` on a file that still
+        /// carries aabridge's application id, or a row the store cannot decode. Restore a backup.
         case corrupt
         /// Another process holds the database lock longer than the busy timeout:
         /// `SQLITE_BUSY`, `SQLITE_LOCKED`.
@@ -30,13 +30,16 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         /// The database was written by a newer aabridge (its schema version is higher
         /// than this build knows); it is left untouched.
         case newerSchema
-        /// The file is a SQLite database of some other application.
+        /// The file is not aabridge's: a SQLite database of some other application, or not a
+        /// SQLite database at all (`SQLITE_NOTADB` without aabridge's application id).
         case notAStore
         /// A write broke a constraint, e.g. a registration or sources for an accessory that
         /// is not stored: `SQLITE_CONSTRAINT`.
         case constraint
         /// The operating system reported an I/O error: `SQLITE_IOERR`.
         case ioError
+        /// Another aabridge already runs on this database (it holds `<storage.path>.lock`).
+        case alreadyInUse
         /// The store was closed.
         case closed
         /// Any other SQLite result code (the extended code).
@@ -91,7 +94,7 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         case .cannotOpen: "check that storage.path and its directory exist and are writable"
         case .ioError: "the operating system reported an I/O error; check the disk"
         case .constraint: "the write refers to an accessory that is not stored"
-        case .newerSchema, .notAStore, .closed, .other: ""
+        case .newerSchema, .notAStore, .alreadyInUse, .closed, .other: ""
         }
     }
 }

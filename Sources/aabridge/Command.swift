@@ -4,7 +4,9 @@ import Foundation
 import MQTT
 
 /// The command line: a subcommand, then options. Exit status 0 on success, 2 for an invalid
-/// configuration or usage (as configuration.md says), 1 for anything else.
+/// configuration or usage (as configuration.md says; an unknown option or one without its
+/// value is a usage error), 3 when another aabridge already uses the database, 1 for
+/// anything else.
 enum Command {
     static let usage = """
         usage: aabridge <command> [options]
@@ -31,6 +33,10 @@ enum Command {
             print(usage)
             return 0
         }
+        if let accepted = acceptedOptions[name], let problem = usageProblem(options, accepted: accepted) {
+            printError("aabridge \(name): \(problem)\n\n\(usage)")
+            return 2
+        }
         switch name {
         case "--help", "-h", "help":
             print(usage)
@@ -50,6 +56,32 @@ enum Command {
             printError("aabridge: unknown command '\(name)'\n\n\(usage)")
             return 2
         }
+    }
+
+    /// The options each command accepts; every one takes a value.
+    static let acceptedOptions: [String: [String]] = [
+        "run": ["--config"], "validate": ["--config"], "simulate": ["--config", "--scenario"], "healthcheck": ["--config"],
+        "version": [], "--version": [],
+    ]
+
+    /// What is wrong with a command's options, or nil: an option the command does not know
+    /// (a typo must not silently fall back to the default file), an option without its value,
+    /// an option given twice, or a stray argument.
+    static func usageProblem(_ options: [String], accepted: [String]) -> String? {
+        var seen: Set<String> = []
+        var index = 0
+        while index < options.count {
+            let option = options[index]
+            guard option.hasPrefix("-") else { return "unexpected argument '\(option)'" }
+            guard accepted.contains(option) else {
+                let known = accepted.isEmpty ? "it takes no options" : "known: \(accepted.joined(separator: ", "))"
+                return "unknown option '\(option)' (\(known))"
+            }
+            guard seen.insert(option).inserted else { return "\(option) is given twice" }
+            guard index + 1 < options.count, !options[index + 1].hasPrefix("--") else { return "\(option) needs a value" }
+            index += 2
+        }
+        return nil
     }
 
     /// The configuration file named by `--config`, or the default.

@@ -1,13 +1,28 @@
 import Bridge
 import Configuration
 import Foundation
+import MQTT
 import Storage
 
-/// `aabridge run`: loads and validates the configuration (exit 2 with every error), opens
-/// the database (exit 1 with a clear reason), then runs the bridge until SIGTERM/SIGINT.
+/// `aabridge run`: loads and validates the configuration (exit 2 with every error), takes
+/// the database's lock (exit 3 when another aabridge holds it), opens the database (exit 1
+/// with a clear reason), then runs the bridge until SIGTERM/SIGINT.
 enum RunCommand {
+    /// Another aabridge already runs on `storage.path`: a restart will not help until it stops.
+    static let alreadyRunningExitStatus: Int32 = 3
+
     static func run(options: [String]) async -> Int32 {
         guard let configuration = Command.loadConfiguration(options) else { return ConfigurationErrors.exitStatus }
+        // One bridge per database, held until the process exits (the kernel releases it).
+        let lock: DatabaseLock
+        do {
+            lock = try DatabaseLock(database: configuration.storage.path)
+        } catch {
+            printError("aabridge: storage.path: \(error.message)")
+            return alreadyRunningExitStatus
+        }
+        defer { lock.release() }
+        if let warning = lock.warning { printError("aabridge: storage.path: \(warning)") }
         let store: AccessoryStore
         do {
             store = try AccessoryStore(path: configuration.storage.path)
@@ -30,6 +45,11 @@ enum RunCommand {
         let runtime: BridgeRuntime
         do {
             runtime = try BridgeRuntime(configuration: configuration, store: store)
+        } catch let error as MQTTError where error.code == .invalidConfiguration {
+            // `validate` checks the same files; one that changed since is still a configuration error.
+            printError("aabridge: mqtt: \(error.message)")
+            store.close()
+            return ConfigurationErrors.exitStatus
         } catch {
             printError("aabridge: \(error)")
             store.close()

@@ -8,8 +8,10 @@ import MQTT
 /// gateway messages (and requests) to the configured broker, with its timings.
 ///
 /// A scenario is JSON lines: `{"delay_ms": 500, "topic": "...", "payload": {...} | "text"}`;
-/// `delay_ms` is waited before the line is published; an object payload is sent as compact
-/// JSON; blank lines and lines starting with `#` or `//` are skipped.
+/// `delay_ms` (optional, a whole number, 0 or more) is waited before the line is published;
+/// `payload` is required: an object or array is sent as compact JSON, a string as its text.
+/// Any other key or type is refused with file:line, before anything is published. Blank
+/// lines and lines starting with `#` or `//` are skipped.
 enum SimulateCommand {
     struct Step {
         var line: Int
@@ -72,19 +74,42 @@ enum SimulateCommand {
             } catch {
                 throw ScenarioError(message: "\(location): \(error.description)")
             }
+            guard case .object(let fields) = value else {
+                throw ScenarioError(message: "\(location): a line must be an object {\"delay_ms\": ..., \"topic\": ..., \"payload\": ...}")
+            }
+            if let unknown = fields.first(where: { !["delay_ms", "topic", "payload"].contains($0.0) }) {
+                throw ScenarioError(message: "\(location): unknown key '\(unknown.0)'; allowed: delay_ms, topic, payload")
+            }
             guard let topic = value["topic"]?.stringValue, !topic.isEmpty, !topic.contains("+"), !topic.contains("#") else {
                 throw ScenarioError(message: "\(location): 'topic' must be a topic name without wildcards")
             }
-            let delay = value["delay_ms"]?.intValue ?? 0
-            guard delay >= 0 else { throw ScenarioError(message: "\(location): 'delay_ms' must not be negative") }
-            let payload: [UInt8] =
-                switch value["payload"] {
-                case .string(let text)?: Array(text.utf8)
-                case nil, .null?: []
-                case let other?: other.bytes
+            var delay = 0
+            if let field = value["delay_ms"] {
+                guard let milliseconds = field.intValue, milliseconds >= 0 else {
+                    throw ScenarioError(message: "\(location): 'delay_ms' must be a whole number of milliseconds, 0 or more")
                 }
+                delay = milliseconds
+            }
+            let payload: [UInt8]
+            switch value["payload"] {
+            case .string(let text)?: payload = Array(text.utf8)
+            case let object? where object.isObjectOrArray: payload = object.bytes
+            case nil:
+                throw ScenarioError(message: "\(location): 'payload' is missing (an object, or a string; \"\" for an empty payload)")
+            case _?:
+                throw ScenarioError(message: "\(location): 'payload' must be an object, an array or a string")
+            }
             steps.append(Step(line: index + 1, delayMilliseconds: delay, topic: topic, payload: payload))
         }
         return steps
+    }
+}
+
+extension JSONValue {
+    fileprivate var isObjectOrArray: Bool {
+        switch self {
+        case .object, .array: true
+        default: false
+        }
     }
 }

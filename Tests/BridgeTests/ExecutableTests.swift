@@ -138,6 +138,72 @@ struct ExecutableTests {
         await observer.disconnect()
     }
 
+    @Test("validate and run refuse a missing TLS file and ca with mqtt:// at their key paths, with exit 2 (never 1)")
+    func tlsFilesRefused() async throws {
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("never.sqlite3")
+        let missing = directory.appendingPathComponent("missing-ca.pem").path
+        let existing = directory.appendingPathComponent("ca.pem").path
+        try "pem\n".write(toFile: existing, atomically: true, encoding: .utf8)
+        let cases: [(server: String, extra: String, path: String, message: String)] = [
+            ("mqtts://127.0.0.1:1", "  ca: \(missing)", "mqtt.ca", "no such file"),
+            ("mqtt://127.0.0.1:1", "  ca: \(existing)", "mqtt.ca", "needs an mqtts:// server"),
+        ]
+        for (index, testCase) in cases.enumerated() {
+            let config = directory.appendingPathComponent("tls-\(index).yaml")
+            try BridgeHarness.yaml(server: testCase.server, database: database.path, mqttExtra: testCase.extra)
+                .write(to: config, atomically: true, encoding: .utf8)
+            for command in ["validate", "run"] {
+                let output = directory.appendingPathComponent("\(command)-\(index).txt").path
+                let process = try ChildProcess(path: try Self.executable, arguments: [command, "--config", config.path], output: output)
+                let status = process.wait(timeout: 30)
+                let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+                #expect(
+                    status == 2, "\(command) \(testCase.extra): exit \(status.map { "\($0)" } ?? "none: still running after 30 s")\n\(text)"
+                )
+                #expect(text.contains("\(testCase.path): "), "\(text)")
+                #expect(text.contains(testCase.message), "\(text)")
+            }
+        }
+        #expect(!FileManager.default.fileExists(atPath: database.path), "no database created")
+    }
+
+    @Test("a second aabridge run on the same storage.path is refused with exit 3; the first keeps running")
+    func secondInstanceRefused() async throws {
+        let executable = try Self.executable
+        let broker = try MosquittoBroker()
+        let directory = try Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("data/aabridge.sqlite3").path
+        func config(_ name: String) throws -> String {
+            let url = directory.appendingPathComponent(name)
+            // Each file has a client id of its own: the broker would otherwise drop the first.
+            try BridgeHarness.yaml(server: broker.url, database: database).write(to: url, atomically: true, encoding: .utf8)
+            return url.path
+        }
+        let observer = try await Observer(broker: broker)
+        let firstLog = directory.appendingPathComponent("first.log").path
+        let first = try ChildProcess(path: executable, arguments: ["run", "--config", try config("first.yaml")], output: firstLog)
+        await observer.waitFor("aabridge/bridge/state", timeout: .seconds(8)) { $0["state"] == "online" }
+        for attempt in ["second", "third"] {
+            let log = directory.appendingPathComponent("\(attempt).log").path
+            let other = try ChildProcess(path: executable, arguments: ["run", "--config", try config("\(attempt).yaml")], output: log)
+            let status = other.wait(timeout: 30)
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(status == 3, "exit \(status.map { "\($0)" } ?? "none: still running after 30 s"): \(text)")
+            #expect(text.contains("another aabridge (pid \(first.pid)) is already running on \(database)"), "\(text)")
+        }
+        #expect(first.isRunning, "the first bridge keeps running")
+        #expect(observer.json(on: "aabridge/bridge/state").filter { $0["state"] == "online" }.count == 1, "only one bridge came online")
+        first.stop(signal: SIGTERM)
+        await observer.waitFor("aabridge/bridge/state") { $0["state"] == "offline" }
+        await observer.disconnect()
+        // Stopped, the lock is free: the next start takes it.
+        let again = try DatabaseLock(database: database)
+        #expect(again.isHeld)
+    }
+
     @Test("aabridge validate: exit 0 for the test configuration")
     func validateAccepts() async throws {
         let directory = try Self.temporaryDirectory()

@@ -48,7 +48,9 @@ import Testing
         Case(
             name: "reconnect max below min", yaml: "mqtt:\n  reconnect: {min_s: 10, max_s: 5}\n", path: "mqtt.reconnect.max_s",
             message: "must be at least min_s (10)"),
-        Case(name: "cert without key", yaml: "mqtt:\n  cert: /c.pem\n", path: "mqtt.key", message: "a client cert needs key as well"),
+        Case(
+            name: "cert without key", yaml: "mqtt:\n  server: mqtts://broker:8883\n  cert: \(#filePath)\n", path: "mqtt.key",
+            message: "a client cert needs key as well"),
         Case(name: "base topic with wildcard", yaml: "mqtt:\n  base_topic: a/+/b\n", path: "mqtt.base_topic", message: "wildcards"),
         Case(name: "empty string", yaml: "storage:\n  path: \"\"\n", path: "storage.path", message: "must not be empty"),
         Case(

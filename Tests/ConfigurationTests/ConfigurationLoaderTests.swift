@@ -84,9 +84,13 @@ import Testing
     @Test func tlsExampleLoadsWithItsPasswordFile() throws {
         let secretFile = try ConfigurationTestSupport.temporaryFile(Array("s3cr3t-TLS\n".utf8), name: "mqtt_password")
         defer { ConfigurationTestSupport.remove(secretFile) }
+        let caFile = try ConfigurationTestSupport.temporaryFile(Array("-----BEGIN CERTIFICATE-----\n".utf8), name: "broker-ca.pem")
+        defer { ConfigurationTestSupport.remove(caFile) }
         let path = ConfigurationTestSupport.repositoryFile("config/examples/tls-password.yaml")
-        // The example points at /run/secrets; the override shows how a deployment moves it.
-        let result = ConfigurationLoader.load(path: path, environment: ["AABRIDGE_MQTT_PASSWORD_FILE": secretFile], hostname: "testhost")
+        // The example points at /run/secrets and /etc/ssl; the overrides show how a deployment
+        // moves them (every file the configuration names must exist).
+        let result = ConfigurationLoader.load(
+            path: path, environment: ["AABRIDGE_MQTT_PASSWORD_FILE": secretFile, "AABRIDGE_MQTT_CA": caFile], hostname: "testhost")
         guard case let .success(configuration) = result else {
             Issue.record("tls-password.yaml: \(result)")
             return

@@ -114,15 +114,38 @@ struct SchemaMigrationTests {
         #expect(error?.code == .notAStore)
     }
 
-    @Test("a file that is not a database is reported as corrupt")
+    @Test("a file that is not a SQLite database (text, binary) is not an aabridge database, not a damaged one")
     func notADatabase() throws {
+        for contents in [Data(repeating: 0x41, count: 4096), Data("mqtt:\n  server: mqtt://localhost:1883\n".utf8)] {
+            let directory = TemporaryDirectory()
+            let path = directory.database()
+            try AccessoryStore.createDirectory(containing: path)
+            #expect(FileManager.default.createFile(atPath: path, contents: contents))
+            for mode in [AccessoryStore.Mode.readWrite, .readOnly] {
+                let error = #expect(throws: StorageError.self) { try AccessoryStore(path: path, mode: mode) }
+                #expect(error?.code == .notAStore)
+                #expect(error?.message.contains("\(path) is not an aabridge database") == true, "\(error?.message ?? "")")
+                #expect(error?.message.contains("damaged") == false, "\(error?.message ?? "")")
+            }
+            #expect(FileManager.default.contents(atPath: path) == contents, "the file was not changed")
+        }
+    }
+
+    @Test("an aabridge database whose header is damaged is reported as damaged: restore a backup")
+    func damagedHeader() throws {
         let directory = TemporaryDirectory()
         let path = directory.database()
-        try AccessoryStore.createDirectory(containing: path)
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(repeating: 0x41, count: 4096)))
+        let store = try AccessoryStore(path: path)
+        try store.apply([.upsertAccessory(F.accessory(1))])
+        store.close()
+        // Overwrite the "SQLite format 3" magic; aabridge's application id (offset 68) stays.
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        try handle.write(contentsOf: Data(repeating: 0, count: 16))
+        try handle.close()
         let error = #expect(throws: StorageError.self) { try AccessoryStore(path: path) }
         #expect(error?.code == .corrupt)
-        #expect(error?.message.contains(path) == true)
+        #expect(error?.message.contains("\(path) is an aabridge database whose header is damaged") == true, "\(error?.message ?? "")")
+        #expect(error?.message.contains("restore a backup") == true)
     }
 
     @Test("a damaged row is reported as corrupt, naming the accessory")

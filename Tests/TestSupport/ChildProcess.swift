@@ -62,6 +62,24 @@ public final class ChildProcess: Sendable {
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
     }
 
+    /// Waits up to `timeout` seconds for the process to exit and returns its exit status
+    /// (-1 when killed by a signal); nil when it was still running, after it is killed
+    /// (SIGKILL) and reaped. For a process that should exit on its own: a test fails instead
+    /// of hanging when it does not.
+    public func wait(timeout: TimeInterval) -> Int32? {
+        let deadline = Date().addingTimeInterval(timeout)
+        var status: Int32 = 0
+        while waitpid(pid, &status, WNOHANG) == 0 {
+            guard Date() < deadline else {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                return nil
+            }
+            usleep(10_000)
+        }
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+    }
+
     /// Whether the process has not exited yet (it is reaped if it has).
     public var isRunning: Bool {
         var status: Int32 = 0
