@@ -49,6 +49,11 @@ public final class BridgeRuntime {
     /// no longer reported or acted on.
     private var shuttingDown = false
     private var lastHealth: Timestamp
+    /// A republish of everything went out: once the broker has acknowledged it, the heap it
+    /// used is given back (``ResidentMemory/releaseFreedHeap()``).
+    private var heapToRelease = false
+    /// How often the loop looks whether the republish has been acknowledged.
+    private static let heapReleaseCheckMilliseconds: Int64 = 250
     /// Telemetry is shed while more of the bridge's publications than this (plus four per
     /// accessory) wait for the broker's acknowledgement: see ``publishCongestionLimit``.
     var publishCongestionBase = 1_000
@@ -166,6 +171,7 @@ public final class BridgeRuntime {
             case .republish:
                 republishScheduled = false
                 publisher.publishEverything(at: clock(), engine: core.engine, gateways: ingest.gateways.payload)
+                heapToRelease = true
             case .shutdown(let signal):
                 shuttingDown = true
                 logger.info("signal \(signal): shutting down")
@@ -273,6 +279,7 @@ public final class BridgeRuntime {
         case .connected:
             logger.info("connected to \(configuration.mqtt.host):\(configuration.mqtt.port)")
             publisher.publishEverything(at: clock(), engine: core.engine, gateways: ingest.gateways.payload)
+            heapToRelease = true
         case .disconnected(let error):
             logger.warning("MQTT: \(error.message); reconnecting")
         }
@@ -292,6 +299,10 @@ public final class BridgeRuntime {
         }
         await core.flushDeferredWrites(at: now)
         if publisher.accessoriesDirty { publisher.publishAccessoryList(core.engine.statuses) }
+        if heapToRelease && connection.outstandingPublishes == 0 {
+            heapToRelease = false
+            ResidentMemory.releaseFreedHeap()
+        }
         if now.milliseconds(since: lastHealth) >= healthIntervalMilliseconds {
             lastHealth = now
             publisher.publishHealth(at: now, engine: core.engine)
@@ -320,6 +331,7 @@ public final class BridgeRuntime {
         if core.hasDeferredWrites || publisher.accessoriesDirty || backlog.hasDropped {
             due = min(due, RuntimeCore.deferredCommitMilliseconds)
         }
+        if heapToRelease { due = min(due, Self.heapReleaseCheckMilliseconds) }
         due = min(due, healthIntervalMilliseconds - now.milliseconds(since: lastHealth))
         wakes.arm(inMilliseconds: due)
     }
