@@ -8,8 +8,8 @@ import Telemetry
 
 /// The running bridge: three stages around the engine, driven by one task.
 ///
-/// - ``Ingest`` turns each incoming message (its route decided once, by ``TopicRouter``)
-///   into engine input;
+/// - ``Ingest`` turns each incoming message (its route decided once on arrival by
+///   ``RuntimeInbox``) into engine input;
 /// - ``RuntimeCore`` runs the engine and commits what it must store (``StorageWorker``);
 /// - ``Publisher`` turns the engine's outputs into MQTT messages.
 ///
@@ -162,7 +162,7 @@ public final class BridgeRuntime {
             switch event {
             case .message(let message, let route):
                 backlog.taken()
-                await handle(message, route: route ?? ingest.router.otherRoute(message.topic))
+                await handle(message, route: route)
             case .connection(let state): connectionChanged(state)
             case .wake:
                 wakes.fired()

@@ -3,9 +3,8 @@ import MQTT
 /// Everything the runtime reacts to, merged into one stream so that a single task owns the
 /// stages and every output is carried out in order.
 enum RuntimeEvent: Sendable {
-    /// An incoming message; its route when it is a request (found on arrival), nil for any
-    /// other message (routed in the loop: ``TopicRouter/otherRoute(_:)``).
-    case message(MQTTMessage, IngestRoute?)
+    /// An incoming message and the route ``TopicRouter`` gave it on arrival.
+    case message(MQTTMessage, IngestRoute)
     case connection(MQTTConnectionState)
     /// Something may be due (see ``WakeSchedule``).
     case wake

@@ -1,13 +1,11 @@
 import Configuration
 import MQTT
 
-/// The runtime's entrance: every incoming MQTT message is checked for being a request
-/// (``TopicRouter/requestRoute(_:)``, a prefix comparison) and forwarded into the loop's
-/// event stream, requests through the ``RequestLane`` when the backlog is congested and
-/// everything else through the bounded ``Backlog``. Nothing dearer happens here: under a
-/// flood this side must keep up with the broker, or requests would wait in the MQTT
-/// client's stream, behind telemetry and before any lane. Sendable, so the forwarding task
-/// (and a test standing in for a frozen broker) can feed the loop while it runs.
+/// The runtime's entrance: every incoming MQTT message is classified once (``TopicRouter``)
+/// and forwarded into the loop's event stream, requests through the ``RequestLane`` when the
+/// backlog is congested and everything else through the bounded ``Backlog``. Sendable, so
+/// the forwarding task (and a test standing in for a frozen broker) can feed the loop while
+/// it runs.
 struct RuntimeInbox: Sendable {
     let router: TopicRouter
     let requestLane: RequestLane
@@ -16,11 +14,11 @@ struct RuntimeInbox: Sendable {
 
     /// Queues `message` for the loop, or drops it (counted by the backlog) when too many wait.
     func forward(_ message: MQTTMessage) {
-        let request = router.requestRoute(message.topic)
-        if let request, requestLane.admit(message, route: request, backlogWaiting: backlog.waitingCount) {
+        let route = router.route(message.topic)
+        if route.isRequest, requestLane.admit(message, route: route, backlogWaiting: backlog.waitingCount) {
             sink.yield(.requests)
         } else if backlog.admit() {
-            sink.yield(.message(message, request))
+            sink.yield(.message(message, route))
         }
     }
 }
