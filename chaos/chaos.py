@@ -25,6 +25,8 @@ import tempfile
 import threading
 import time
 
+# The highest flood rate offered (msg/s): see flood().
+FLOOD_CEILING = 90_000
 BASE = "aabridge"
 AIRPODS = "A1:B2:C3:D4:E5:F6"
 AIRPODS_T = "A1B2C3D4E5F6"
@@ -640,8 +642,14 @@ def scenario_flood(binary, root, seconds):
            f"behind it is answered): {sustainable:,.0f} msg/s")
 
     # The flood: 10x that rate, paced in 20 ms slices, from two publishers (two gateways'
-    # topics), as lines into mosquitto_pub -l.
-    target = 10 * sustainable
+    # topics), as lines into mosquitto_pub -l; at most FLOOD_CEILING. The calibration finishes
+    # before its request is sent when the bridge is quick, and then reads 15,000-45,000 msg/s
+    # instead of 8,000-10,000: ten times that is more than the broker and the publishers
+    # manage on two cores, and the check would measure them rather than the bridge
+    # (docs/reliability.md, "After the runtime redesign").
+    target = min(10 * sustainable, FLOOD_CEILING)
+    if target < 10 * sustainable:
+        figure(f"flood: target capped at {FLOOD_CEILING:,} msg/s (10x the calibration would be {10 * sustainable:,.0f})")
     stop = threading.Event()
     sent = [0, 0]
 
