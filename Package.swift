@@ -32,19 +32,25 @@ let package = Package(
         .target(name: "Bridge", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "HomeAssistant"]),
         .executableTarget(name: "aabridge", dependencies: ["Bridge", "Configuration", "JSON", "MQTT", "Storage"]),
         .executableTarget(
-            name: "aabridge-bench", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "Bridge"]),
+            name: "aabridge-bench",
+            dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "Bridge", "LocalProcess"]),
 
         // For the tests only: a real mosquitto on a free loopback port, child processes, repository files.
-        .target(name: "TestSupport", dependencies: ["MQTT"], path: "Tests/TestSupport"),
+        // Child processes (posix_spawn/waitpid) and free loopback ports: the brokers and bridges
+        // the tests and the benchmarks start.
+        .target(name: "LocalProcess"),
+        .target(name: "TestSupport", dependencies: ["MQTT", "LocalProcess"], path: "Tests/TestSupport"),
         .testTarget(name: "AccessoryKitTests", dependencies: ["AccessoryKit"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "AccessoryKit"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
-        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "TestSupport"]),
+        .testTarget(name: "MQTTTests", dependencies: ["MQTT", "LocalProcess", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON", "TestSupport"]),
         // Bridge for `Payloads`: the templates are rendered against the state the runtime publishes.
-        .testTarget(name: "HomeAssistantTests", dependencies: ["HomeAssistant", "Configuration", "JSON", "Bridge", "TestSupport"]),
-        .testTarget(name: "BridgeTests", dependencies: ["Bridge", "Configuration", "HomeAssistant", "JSON", "TestSupport"]),
+        .testTarget(
+            name: "HomeAssistantTests", dependencies: ["HomeAssistant", "Configuration", "JSON", "Bridge", "LocalProcess", "TestSupport"]),
+        .testTarget(
+            name: "BridgeTests", dependencies: ["Bridge", "Configuration", "HomeAssistant", "JSON", "LocalProcess", "TestSupport"]),
     ]
 )
 

@@ -3,6 +3,7 @@ import Bridge
 import Configuration
 import Foundation
 import JSON
+import LocalProcess
 import MQTT
 import Storage
 import Synchronization

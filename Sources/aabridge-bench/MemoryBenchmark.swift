@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import LocalProcess
 import MQTT
 
 /// Resident memory of the real daemon (`.build/release/aabridge run`) with 0, 1,000, 10,000 and

@@ -1,4 +1,5 @@
 import Foundation
+import LocalProcess
 import TestSupport
 import Testing
 

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import LocalProcess
 import MQTT
 import Storage
 import TestSupport

@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import LocalProcess
 import MQTT
 import Storage
 import TestSupport

@@ -1,4 +1,5 @@
 import Foundation
+import LocalProcess
 import MQTT
 import TestSupport
 import Testing

@@ -2,6 +2,7 @@ import AccessoryKit
 import Bridge
 import Foundation
 import JSON
+import LocalProcess
 import TestSupport
 import Testing
 

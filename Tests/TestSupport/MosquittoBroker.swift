@@ -1,4 +1,5 @@
 import Foundation
+import LocalProcess
 import Synchronization
 
 /// A real `mosquitto` broker on a free loopback port, with a generated configuration, for

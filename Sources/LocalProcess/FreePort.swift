@@ -1,17 +1,17 @@
 import Foundation
 
-/// Loopback ports for test brokers.
+/// Loopback ports for the brokers of the tests and the benchmarks.
 public enum FreePort {
     /// A port the kernel just handed out for 127.0.0.1 (bound and released at once).
     public static func find() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BrokerError("socket(): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw LocalProcessError("socket(): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var address = loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard bound == 0 else { throw BrokerError("bind(): \(String(cString: strerror(errno)))") }
+        guard bound == 0 else { throw LocalProcessError("bind(): \(String(cString: strerror(errno)))") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }

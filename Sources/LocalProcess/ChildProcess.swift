@@ -3,7 +3,8 @@ import Foundation
 /// A child process started with `posix_spawn` and reaped with `waitpid`.
 ///
 /// Foundation's `Process.waitUntilExit` spins a run loop and can hang when called from a
-/// Swift concurrency thread (as test deinits are), so brokers are managed this way instead.
+/// Swift concurrency thread (as test deinits are), so brokers and bridges are managed this
+/// way instead, by the tests (TestSupport) and the benchmarks alike.
 public final class ChildProcess: Sendable {
     public let pid: pid_t
 
@@ -36,7 +37,7 @@ public final class ChildProcess: Sendable {
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
         let rc = posix_spawn(&child, path, &actions, &attributes, argv, environ)
-        guard rc == 0 else { throw BrokerError("posix_spawn \(path): \(String(cString: strerror(rc)))") }
+        guard rc == 0 else { throw LocalProcessError("posix_spawn \(path): \(String(cString: strerror(rc)))") }
         pid = child
     }
 
