@@ -1,5 +1,6 @@
 import AccessoryKit
 import Configuration
+import HomeAssistant
 import JSON
 import MQTT
 import Testing
@@ -12,7 +13,8 @@ struct IngestTests {
     static func ingest(homeAssistant: Bool = false) throws -> Ingest {
         let yaml = BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: "/nonexistent/db.sqlite3", homeAssistant: homeAssistant)
         let configuration = try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()
-        var ingest = Ingest(configuration: configuration, topics: Topics(base: configuration.mqtt.baseTopic))
+        let discovery = homeAssistant ? HomeAssistantDiscovery(configuration: configuration, version: "test") : nil
+        var ingest = Ingest(configuration: configuration, topics: Topics(base: configuration.mqtt.baseTopic), homeAssistant: discovery)
         ingest.know([])
         return ingest
     }

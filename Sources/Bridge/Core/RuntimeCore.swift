@@ -89,13 +89,10 @@ final class RuntimeCore {
     func flushDeferredWrites(at now: Timestamp, context: String = "telemetry") async -> Bool {
         guard !deferredRegistrations.isEmpty else { return true }
         // Sorted so the same state always writes in the same order.
-        let pending = deferredRegistrations.sorted { $0.key < $1.key }
-        let writes = pending.map { StorageWrite.upsertRegistration($0.key, $0.value) }
+        let writes = deferredRegistrations.sorted { $0.key < $1.key }.map { StorageWrite.upsertRegistration($0.key, $0.value) }
         guard let error = await storage.apply(writes) else {
-            // Only what was written: a request cannot run in between, but keep it exact.
-            for (id, registration) in pending where deferredRegistrations[id] == registration {
-                deferredRegistrations[id] = nil
-            }
+            // Nothing else ran meanwhile: the loop's one task was awaiting this commit.
+            deferredRegistrations.removeAll(keepingCapacity: true)
             return true
         }
         diagnostics.counters.storageFailures += 1

@@ -26,7 +26,8 @@ struct Ingest {
     /// Recognises Home Assistant's birth message, when discovery is enabled.
     private let homeAssistant: HomeAssistantDiscovery?
 
-    init(configuration: BridgeConfiguration, topics: Topics) {
+    /// - Parameter homeAssistant: discovery, when `homeassistant.enabled` (its birth message).
+    init(configuration: BridgeConfiguration, topics: Topics, homeAssistant: HomeAssistantDiscovery?) {
         let parsers = configuration.gateways.map { gateway in
             TelemetryParser(
                 format: gateway.format,
@@ -38,7 +39,7 @@ struct Ingest {
         }
         router = TopicRouter(
             topics: topics, parsers: parsers,
-            homeAssistantStatusTopic: configuration.homeAssistant.enabled ? configuration.homeAssistant.statusTopic : nil)
+            homeAssistantStatusTopic: homeAssistant?.statusTopic)
         gateways = GatewayTracker(configuration: configuration)
         resolver = AddressResolver(
             keys: configuration.accessories.compactMap { accessory in
@@ -47,8 +48,7 @@ struct Ingest {
             })
         decoders = Dictionary(configuration.products.map { ($0.name, $0.placementDecoder) }, uniquingKeysWith: { first, _ in first })
         hardware = Dictionary(configuration.products.map { ($0.name, $0.product.hardware) }, uniquingKeysWith: { first, _ in first })
-        homeAssistant =
-            configuration.homeAssistant.enabled ? HomeAssistantDiscovery(configuration: configuration, version: BridgeModule.version) : nil
+        self.homeAssistant = homeAssistant
     }
 
     /// Learns the accessories the engine knows (at activation).

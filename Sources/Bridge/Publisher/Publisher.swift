@@ -49,7 +49,7 @@ final class Publisher {
 
     init(
         connection: any MQTTPublishing, configuration: BridgeConfiguration, topics: Topics,
-        diagnostics: Diagnostics, startedAt: Timestamp
+        homeAssistant: HomeAssistantDiscovery?, diagnostics: Diagnostics, startedAt: Timestamp
     ) {
         self.connection = connection
         self.topics = topics
@@ -58,10 +58,7 @@ final class Publisher {
         payloads = Payloads(
             sourceNames: Dictionary(
                 configuration.sources.map { ($0.address, $0.name) }, uniquingKeysWith: { first, _ in first }))
-        homeAssistant =
-            configuration.homeAssistant.enabled
-            ? HomeAssistantDiscoveryTracker(discovery: HomeAssistantDiscovery(configuration: configuration, version: BridgeModule.version))
-            : nil
+        self.homeAssistant = homeAssistant.map { HomeAssistantDiscoveryTracker(discovery: $0) }
         info = BridgeInfo(configuration: configuration, baseTopic: topics.base)
     }
 
@@ -155,9 +152,7 @@ final class Publisher {
             publishAvailability(status.accessory.id, status.available)
         }
         publishAccessoryList(statuses)
-        if homeAssistant != nil {
-            for device in homeAssistant!.everything(statuses) { publishRetained(device.topic, device.payload) }
-        }
+        for device in homeAssistant?.everything(statuses) ?? [] { publishRetained(device.topic, device.payload) }
         // Every source a registration lists has a route this process has not published yet:
         // `startup`, with the current target (`fallback` until an accessory is heard), which
         // also replaces a route the broker kept from before the restart.

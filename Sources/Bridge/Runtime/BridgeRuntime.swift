@@ -1,6 +1,7 @@
 import AccessoryKit
 import Configuration
 import Foundation
+import HomeAssistant
 import JSON
 import MQTT
 import Storage
@@ -96,14 +97,18 @@ public final class BridgeRuntime {
                     topic: topics.bridgeLog, payload: forwarding.log(level: level.name, message: message, at: clock()).bytes,
                     qos: .atMostOnce, retain: false)
             })
-        ingest = Ingest(configuration: configuration, topics: topics)
+        // One discovery for both stages: Ingest recognises Home Assistant's birth message,
+        // Publisher publishes the devices.
+        let homeAssistant =
+            configuration.homeAssistant.enabled ? HomeAssistantDiscovery(configuration: configuration, version: BridgeModule.version) : nil
+        ingest = Ingest(configuration: configuration, topics: topics, homeAssistant: homeAssistant)
         let restored = try store.load()
         core = RuntimeCore(
             engine: BridgeEngine(configuration: configuration.engine, restored: restored),
             storage: StorageWorker(store: store), diagnostics: diagnostics)
         let now = clock()
         publisher = Publisher(
-            connection: connection, configuration: configuration, topics: topics,
+            connection: connection, configuration: configuration, topics: topics, homeAssistant: homeAssistant,
             diagnostics: diagnostics, startedAt: now)
         lastHealth = now
         (events, eventSink) = AsyncStream.makeStream(of: RuntimeEvent.self)
@@ -170,8 +175,7 @@ public final class BridgeRuntime {
             case .requests: break
             case .republish:
                 republishScheduled = false
-                publisher.publishEverything(at: clock(), engine: core.engine, gateways: ingest.gateways.payload)
-                heapToRelease = true
+                republishEverything()
             case .shutdown(let signal):
                 shuttingDown = true
                 logger.info("signal \(signal): shutting down")
@@ -278,11 +282,17 @@ public final class BridgeRuntime {
         switch state {
         case .connected:
             logger.info("connected to \(configuration.mqtt.host):\(configuration.mqtt.port)")
-            publisher.publishEverything(at: clock(), engine: core.engine, gateways: ingest.gateways.payload)
-            heapToRelease = true
+            republishEverything()
         case .disconnected(let error):
             logger.warning("MQTT: \(error.message); reconnecting")
         }
+    }
+
+    /// Every retained topic again (after a connection, or for Home Assistant's birth message);
+    /// the heap the burst uses is given back once the broker has acknowledged it.
+    private func republishEverything() {
+        publisher.publishEverything(at: clock(), engine: core.engine, gateways: ingest.gateways.payload)
+        heapToRelease = true
     }
 
     // MARK: - What is due
