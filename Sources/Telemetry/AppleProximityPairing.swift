@@ -59,6 +59,13 @@ public struct AppleProximityPairing: Hashable, Sendable {
     public var lidByte: UInt8
     /// The raw status byte, for diagnostics.
     public var status: UInt8
+    /// The device colour code (the byte after the lid byte), when the message carries it.
+    /// Meaningful only together with ``model``: the same code names different colours on
+    /// different models. Following a rotation compares it (identity.md).
+    public var colour: UInt8?
+    /// The 16 encrypted bytes at the end of the message (after the colour and a zero byte),
+    /// which the accessory's encryption key decrypts; `nil` when the message is shorter.
+    public var encryptedPayload: [UInt8]?
 
     /// Decodes manufacturer data.
     /// - Throws: ``DecodingError`` when it is not an Apple proximity-pairing message.
@@ -84,6 +91,8 @@ public struct AppleProximityPairing: Hashable, Sendable {
         status = bytes[3]
         let battery = bytes[4], charging = bytes[5] >> 4, caseNibble = bytes[5] & 0x0F
         lidByte = bytes[6]
+        colour = bytes.count > 7 ? bytes[7] : nil
+        encryptedPayload = bytes.count >= 25 ? Array(bytes[9..<25]) : nil
 
         // The broadcasting ("primary") bud's fields come first: low battery nibble, in-ear 0x02,
         // charging bit 0x01. Bit 0x20 says whether the broadcasting bud is the left one.
