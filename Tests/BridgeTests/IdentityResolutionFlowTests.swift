@@ -13,7 +13,7 @@ struct IdentityResolutionFlowTests {
     static let irk = "ec0234a357c8ad05341010a60a397d9b"
 
     /// A resolvable private address for `irk`: prand with 0b01 in its top bits, then ah(irk, prand).
-    static func resolvableAddress(prand: UInt32) throws -> String {
+    static func resolvableAddress(irk: String = irk, prand: UInt32) throws -> String {
         let key = try #require(IdentityResolvingKey(hex: irk))
         let random = (prand & 0x3F_FFFF) | 0x40_0000
         let hash = try #require(key.hash(prand: random))

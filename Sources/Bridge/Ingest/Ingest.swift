@@ -183,6 +183,7 @@ struct Ingest {
             var sighting = advertisement.sighting(
                 identity: identity, decoder: product.flatMap { decoders[$0] } ?? .none,
                 hardware: product.flatMap { hardware[$0] })
+            sighting.heardFrom = advertisement.address
             sighting.attribution = attribution
             outcome.effect = .telemetry(.sighting(sighting), context: "sighting", refresh: identity)
             outcome.gatewaysChanged = gateways.seen(advertisement.gateway, through: entry, at: now)

@@ -136,7 +136,7 @@ final class BridgeHarness {
     init(
         broker: MosquittoBroker? = nil, directory: URL? = nil, mqttExtra: String = "",
         debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60,
-        homeAssistant: Bool = false, headphonesIRK: String? = nil
+        homeAssistant: Bool = false, headphonesIRK: String? = nil, follow: Bool = true
     ) throws {
         self.broker = try broker ?? MosquittoBroker()
         if let directory {
@@ -148,7 +148,7 @@ final class BridgeHarness {
         yaml = Self.yaml(
             server: self.broker.url, database: self.directory.appendingPathComponent("aabridge.sqlite3").path,
             mqttExtra: mqttExtra, debounce: debounceMilliseconds, availability: availabilityTimeoutSeconds,
-            health: healthIntervalSeconds, homeAssistant: homeAssistant, headphonesIRK: headphonesIRK)
+            health: healthIntervalSeconds, homeAssistant: homeAssistant, headphonesIRK: headphonesIRK, follow: follow)
         configuration = try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()
         runner = RuntimeRunner(
             configuration: configuration,
@@ -158,7 +158,7 @@ final class BridgeHarness {
     static func yaml(
         server: String, database: String, mqttExtra: String = "", debounce: Int = 0,
         availability: Int = 120, health: Int = 60, homeAssistant: Bool = false,
-        headphonesIRK: String? = nil
+        headphonesIRK: String? = nil, follow: Bool = true
     ) -> String {
         """
         mqtt:
@@ -234,6 +234,8 @@ final class BridgeHarness {
           placement_debounce_ms: \(debounce)
           availability_timeout_s: \(availability)
           immediate_rssi: -50
+        identity:
+          follow: \(follow)
 
         """
     }

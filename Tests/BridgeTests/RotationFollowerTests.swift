@@ -1,0 +1,162 @@
+import AccessoryKit
+import Testing
+
+@testable import Bridge
+
+/// identity.md, "Following a rotation without keys": the rule alone, with times given.
+@Suite("Following a rotation without keys")
+struct RotationFollowerTests {
+    static let airPods = RotationFollower.Profile(model: 0x2014, colour: 0x00, battery: Battery(left: 80, right: 70, chargingCase: 50))
+    static let alice = BluetoothAddress(rawValue: 0x4A_0000_0000_A1)
+    static let bob = BluetoothAddress(rawValue: 0x4A_0000_0000_B0)
+    static let newAddress = BluetoothAddress(rawValue: 0x5B_1111_1111_11)
+    static let otherNewAddress = BluetoothAddress(rawValue: 0x6C_2222_2222_22)
+
+    static func at(_ seconds: Double) -> Timestamp { Timestamp(milliseconds: 1_800_000_000_000 + Int64(seconds * 1000)) }
+
+    /// A follower that heard Alice's AirPods at their address in the kitchen until t = 10 s.
+    static func follower(lastHeard: Double = 10) -> RotationFollower {
+        var follower = RotationFollower(availabilityMilliseconds: 120_000)
+        for second in stride(from: 0.0, through: lastHeard, by: 1) {
+            follower.heard(alice, at: alice, profile: airPods, gateway: "kitchen", now: at(second))
+        }
+        return follower
+    }
+
+    /// Sightings of `address` every second from `from` to `to`; the first decision that is not `.none`.
+    static func advertise(
+        _ follower: inout RotationFollower, _ address: BluetoothAddress, profile: RotationFollower.Profile = airPods,
+        gateway: String = "kitchen", from: Double, to: Double
+    ) -> (RotationFollower.Decision, at: Double)? {
+        for second in stride(from: from, through: to, by: 1) {
+            let decision = follower.unknown(address, profile: profile, gateway: gateway, now: at(second))
+            if decision != .none { return (decision, second) }
+        }
+        return nil
+    }
+
+    @Test("a new address with the same model, colour and battery, where the silent accessory was heard, is followed within 15 s")
+    func follows() throws {
+        var follower = Self.follower()
+        let (decision, second) = try #require(Self.advertise(&follower, Self.newAddress, from: 11, to: 30))
+        #expect(decision == .follow(Self.alice))
+        #expect(second - 11 <= 15)
+        // Followed: its next rotation is followed from the new address in turn.
+        let next = try #require(Self.advertise(&follower, Self.otherNewAddress, from: second + 5, to: second + 25))
+        #expect(next.0 == .follow(Self.alice))
+    }
+
+    @Test("battery levels more than 10 points apart, another model or another colour: not followed")
+    func profileMustFit() {
+        let changes = [
+            RotationFollower.Profile(model: 0x2014, colour: 0x00, battery: Battery(left: 60, right: 70, chargingCase: 50)),
+            RotationFollower.Profile(model: 0x200E, colour: 0x00, battery: Self.airPods.battery),
+            RotationFollower.Profile(model: 0x2014, colour: 0x01, battery: Self.airPods.battery),
+        ]
+        for profile in changes {
+            var follower = Self.follower()
+            #expect(Self.advertise(&follower, Self.newAddress, profile: profile, from: 11, to: 30) == nil, "\(profile)")
+        }
+        // Within 10 points (and a level only one side knows) is consistent.
+        var follower = Self.follower()
+        let close = RotationFollower.Profile(model: 0x2014, colour: 0x00, battery: Battery(left: 90, right: 60, chargingCase: nil))
+        #expect(Self.advertise(&follower, Self.newAddress, profile: close, from: 11, to: 30)?.0 == .follow(Self.alice))
+    }
+
+    @Test("the accessory still heard at its address is not silent: a look-alike new address is somebody else's")
+    func notSilent() {
+        var follower = Self.follower()
+        for second in 11...40 {
+            follower.heard(Self.alice, at: Self.alice, profile: Self.airPods, gateway: "kitchen", now: Self.at(Double(second)))
+            #expect(follower.unknown(Self.newAddress, profile: Self.airPods, gateway: "kitchen", now: Self.at(Double(second))) == .none)
+        }
+    }
+
+    @Test("a new address heard only by gateways that never heard the accessory is not followed")
+    func gatewayNeighbourhood() {
+        var follower = Self.follower()
+        #expect(Self.advertise(&follower, Self.newAddress, gateway: "garage", from: 11, to: 30) == nil)
+    }
+
+    @Test("an address first heard long before the accessory fell silent is not new: not followed")
+    func oldAddressIsNotNew() {
+        var follower = RotationFollower(availabilityMilliseconds: 120_000)
+        // A neighbour's identical AirPods, heard since t = 0, before ours were ever heard.
+        _ = follower.unknown(Self.newAddress, profile: Self.airPods, gateway: "kitchen", now: Self.at(0))
+        for second in 1...10 {
+            follower.heard(Self.alice, at: Self.alice, profile: Self.airPods, gateway: "kitchen", now: Self.at(Double(second)))
+        }
+        #expect(Self.advertise(&follower, Self.newAddress, from: 11, to: 40) == nil)
+    }
+
+    @Test("an accessory silent for longer than its availability window is not followed")
+    func availabilityWindow() {
+        var follower = RotationFollower(availabilityMilliseconds: 5_000)
+        follower.heard(Self.alice, at: Self.alice, profile: Self.airPods, gateway: "kitchen", now: Self.at(0))
+        #expect(Self.advertise(&follower, Self.newAddress, from: 8, to: 30) == nil)
+    }
+
+    @Test("two identical accessories silent at once and one new address: nothing is followed, once said why")
+    func twoAccessoriesFit() throws {
+        var follower = Self.follower()
+        for second in 0...10 {
+            follower.heard(Self.bob, at: Self.bob, profile: Self.airPods, gateway: "kitchen", now: Self.at(Double(second)))
+        }
+        let (decision, _) = try #require(Self.advertise(&follower, Self.newAddress, from: 11, to: 30))
+        guard case .ambiguous(let message) = decision else {
+            Issue.record("expected a refusal, got \(decision)")
+            return
+        }
+        #expect(message.contains("fits 2 accessories"))
+        #expect(message.contains(Self.alice.description) && message.contains(Self.bob.description))
+        // Said once per address, and still not followed afterwards.
+        #expect(Self.advertise(&follower, Self.newAddress, from: 25, to: 30) == nil)
+    }
+
+    @Test("one silent accessory and two new look-alike addresses: nothing is followed (never the wrong person's)")
+    func twoAddressesFit() throws {
+        var follower = Self.follower()
+        var decisions: [RotationFollower.Decision] = []
+        for second in 11...30 {
+            for address in [Self.newAddress, Self.otherNewAddress] {
+                let decision = follower.unknown(address, profile: Self.airPods, gateway: "kitchen", now: Self.at(Double(second)))
+                if decision != .none { decisions.append(decision) }
+            }
+        }
+        #expect(!decisions.contains(.follow(Self.alice)))
+        #expect(decisions.count == 2)
+        for case .ambiguous(let message) in decisions { #expect(message.contains("fits 2 new addresses")) }
+    }
+
+    @Test("a second look-alike appearing within the settling time prevents the follow")
+    func settlingCatchesALateRival() {
+        var follower = Self.follower()
+        // Alice has been silent for 3.5 s: without the settling time this would be followed at once.
+        #expect(follower.unknown(Self.newAddress, profile: Self.airPods, gateway: "kitchen", now: Self.at(13.5)) == .none)
+        _ = follower.unknown(Self.otherNewAddress, profile: Self.airPods, gateway: "kitchen", now: Self.at(15))
+        // Once settled, the rival that came 1.5 s later is seen.
+        let decision = follower.unknown(Self.newAddress, profile: Self.airPods, gateway: "kitchen", now: Self.at(16.5))
+        guard case .ambiguous = decision else {
+            Issue.record("expected a refusal, got \(decision)")
+            return
+        }
+    }
+
+    @Test("a forgotten accessory (removed, or given an IRK) is never followed")
+    func forget() {
+        var follower = Self.follower()
+        follower.forget(Self.alice)
+        #expect(!follower.isTracking)
+        #expect(Self.advertise(&follower, Self.newAddress, from: 11, to: 30) == nil)
+    }
+
+    @Test("a flood of fresh addresses keeps at most the candidate capacity")
+    func boundedCandidates() {
+        var follower = Self.follower()
+        for index in 0..<(RotationFollower.candidateCapacity * 20) {
+            let address = BluetoothAddress(rawValue: 0x40_0000_0000_00 | UInt64(index))
+            _ = follower.unknown(address, profile: Self.airPods, gateway: "kitchen", now: Self.at(11 + Double(index) / 1000))
+        }
+        #expect(follower.candidateCount == RotationFollower.candidateCapacity)
+    }
+}
