@@ -110,6 +110,38 @@ extension HomeAssistantDiscovery {
                     ("device_class", "signal_strength"), ("unit_of_measurement", "dBm"), ("state_class", "measurement"),
                     ("entity_category", "diagnostic"),
                 ]))
+        // The room follows the radio: unknown while nobody hears the accessory.
+        components.append(
+            entity(
+                "sensor", "room", name: "Room", template: "{{ value_json.room if value_json.room else None }}",
+                [("icon", "mdi:home-map-marker")]))
+        // Where it was last heard from and how that was recognised as this accessory (its own
+        // address, its IRK, or a followed rotation), with which keys it has: never the keys.
+        components.append(
+            entity(
+                "sensor", "address", name: "Address", template: "{{ value_json.address if value_json.address else 'none' }}",
+                [
+                    ("json_attributes_topic", .string(state)),
+                    (
+                        "json_attributes_template",
+                        .string(
+                            "{{ {'identity': value_json.identity, 'irk': value_json['keys'].irk, "
+                                + "'encryption_key': value_json['keys'].encryption_key} | tojson }}")
+                    ),
+                    ("icon", "mdi:bluetooth"), ("entity_category", "diagnostic"),
+                ],
+                bridgeOnly: true))
+        let attributions = IdentityAttribution.allCases.map(\.rawValue)
+        components.append(
+            entity(
+                "sensor", "identity", name: "Identity",
+                template:
+                    "{{ value_json.identity if value_json.identity in [\(attributions.map { "'\($0)'" }.joined(separator: ", "))] else None }}",
+                [
+                    ("device_class", "enum"), ("options", .array(attributions.map(JSONValue.string))),
+                    ("icon", "mdi:account-key"), ("entity_category", "diagnostic"),
+                ],
+                bridgeOnly: true))
         components.append(
             entity(
                 "sensor", "last_error", name: "Last error",

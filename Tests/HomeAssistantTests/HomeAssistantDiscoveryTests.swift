@@ -37,7 +37,7 @@ private typealias F = HomeAssistantFixtures
         #expect(
             F.componentIDs(payload) == [
                 "placement", "worn", "primary_source", "secondary_source", "routes", "decision", "registration",
-                "battery_left", "battery_right", "battery_case", "rssi", "last_error",
+                "battery_left", "battery_right", "battery_case", "rssi", "room", "address", "identity", "last_error",
             ])
         #expect(F.uniqueIDs(payload).allSatisfy { $0.hasPrefix("aabridge_A1B2C3D4E5F6_") })
         let device = try #require(payload["device"])
@@ -98,7 +98,7 @@ private typealias F = HomeAssistantFixtures
 
     @Test func withoutBatteryOrAudioSwitching() {
         let (_, payload) = F.discovery.accessoryDevice(F.bareStatus)
-        #expect(F.componentIDs(payload) == ["placement", "worn", "registration", "rssi", "last_error"])
+        #expect(F.componentIDs(payload) == ["placement", "worn", "registration", "rssi", "room", "address", "identity", "last_error"])
         // No company identifier in the descriptor: no manufacturer is made up.
         #expect(payload["device"]?["manufacturer"] == nil)
         #expect(payload["device"]?["model"] == "Acme Studio")
@@ -108,7 +108,9 @@ private typealias F = HomeAssistantFixtures
         let (_, payload) = F.discovery.accessoryDevice(F.switchingOnlyStatus)
         #expect(
             F.componentIDs(payload) == [
-                "primary_source", "secondary_source", "routes", "decision", "registration", "battery", "rssi", "last_error",
+                "primary_source", "secondary_source", "routes", "decision", "registration", "battery", "rssi", "room", "address",
+                "identity",
+                "last_error",
             ])
         #expect(payload["device"]?["manufacturer"] == nil)
     }
@@ -121,7 +123,7 @@ private typealias F = HomeAssistantFixtures
         var orphan = F.unregisteredStatus
         orphan.accessory.product = "Gone"
         let orphanPayload = F.discovery.accessoryDevice(orphan).payload
-        #expect(F.componentIDs(orphanPayload) == ["registration", "rssi", "last_error"])
+        #expect(F.componentIDs(orphanPayload) == ["registration", "rssi", "room", "address", "identity", "last_error"])
         #expect(orphanPayload["device"]?["model"] == "Gone")
         #expect(rules.validate([F.discovery.bridgeDevice(), (F.discovery.removal(of: orphan.accessory.id), orphanPayload)]).isEmpty)
     }

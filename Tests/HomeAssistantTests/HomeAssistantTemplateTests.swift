@@ -96,6 +96,9 @@ struct HomeAssistantTemplateTests {
                 case "registration": expected = status.registrationState
                 case "rssi": expected = status.rssi.map(String.init) ?? "None"
                 case "last_error": expected = status.lastError?.code.rawValue ?? "none"
+                case "room": expected = status.room ?? "None"
+                case "address": expected = status.address?.description ?? "none"
+                case "identity": expected = status.identity.rawValue
                 case "battery": expected = status.battery?.main.map(String.init) ?? "None"
                 case "battery_left": expected = status.battery?.left.map(String.init) ?? "None"
                 case "battery_right": expected = status.battery?.right.map(String.init) ?? "None"
@@ -112,6 +115,14 @@ struct HomeAssistantTemplateTests {
                 let attributes = try JSONParser.parse(output)
                 guard case .object = attributes else { Issue.record("\(id) attributes are not an object: \(output)"); continue }
                 if id == "routes" { #expect(attributes["routes"] == state["routes"]) }
+                if id == "address" {
+                    #expect(
+                        attributes
+                            == [
+                                "identity": .string(status.identity.rawValue), "irk": .bool(status.keys.irk),
+                                "encryption_key": .bool(status.keys.encryptionKey),
+                            ])
+                }
                 if id == "last_error" {
                     // No error: an empty object (JSONValue's nil literal is `null`, so spell it out).
                     let lastError = state["last_error"] ?? .null

@@ -38,7 +38,9 @@ enum HomeAssistantFixtures {
                 devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement],
                 primaryAudioSourceDeviceIdentifier: phone, secondaryAudioSourceDeviceIdentifier: tv)),
         worn: true, sources: [phone, tv], routes: [phone], available: true, rssi: -61, gateway: "kitchen",
-        battery: Battery(left: 80, right: 75, chargingCase: 40), lastSeen: Timestamp(milliseconds: 1_780_000_000_000))
+        battery: Battery(left: 80, right: 75, chargingCase: 40), lastSeen: Timestamp(milliseconds: 1_780_000_000_000),
+        address: BluetoothAddress(rawValue: 0x4A12_3456_789A), identity: .irk, keys: KeyPresence(irk: true, encryptionKey: false),
+        model: "AirPods Pro (2nd generation)", room: "kitchen")
 
     /// Registered for placement, never worn or placed yet, no battery, invalidated with an error.
     static let bareStatus = AccessoryStatus(
