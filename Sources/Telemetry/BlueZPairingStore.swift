@@ -20,7 +20,9 @@ import AccessoryKit
 /// (`sprintf(str + i * 2, "%2.2X", key[i])`), and `get_irk_info` reads them back in the same
 /// order to hand them to the kernel again; the kernel's management interface carries every field
 /// least significant byte first (doc/mgmt-api.txt: "All fields are in little-endian byte order"),
-/// as SMP does on the air. Home Assistant's Private BLE Device documentation has users reverse
+/// as SMP does on the air; the kernel keeps the IRK so and reverses it before AES (Linux
+/// net/bluetooth/smp.c `smp_e`: "The most significant octet of key corresponds to k[0]",
+/// `swap_buf(k, tmp, 16)`). Home Assistant's Private BLE Device documentation has users reverse
 /// a key read from an SMP capture for the same reason, and users matching RPAs with a key copied
 /// from `info` report that it only resolves once reversed. aabridge keys are most significant
 /// byte first (the Bluetooth Core Specification's notation, `AccessoryKey`), so the bytes are
