@@ -1,20 +1,21 @@
 import AccessoryKit
 
-/// One entry of `accessories:`: a pre-authorized accessory migrated on first start.
+/// One entry of `accessories:`: a pre-authorized accessory migrated on first start, and the
+/// keys it is known by, applied at every start (identity.md, Keys).
 public struct AccessoryConfiguration: Hashable, Sendable, CustomStringConvertible {
     public var migration: MigrationItem
-    /// The 16-byte identity resolving key, for accessories with rotating addresses.
-    /// Treated as a secret: it identifies the accessory wherever it goes.
-    public var irk: [UInt8]?
+    /// Its IRK and proximity-pairing encryption key, when the file gives them. Secrets: they
+    /// identify the accessory wherever it goes (``AccessoryKey`` never prints its bytes).
+    public var keys: AccessoryKeys
 
     /// Creates an entry.
-    public init(migration: MigrationItem, irk: [UInt8]? = nil) {
+    public init(migration: MigrationItem, keys: AccessoryKeys = AccessoryKeys()) {
         self.migration = migration
-        self.irk = irk
+        self.keys = keys
     }
 
     public var description: String {
-        "AccessoryConfiguration(id: \(migration.id), name: \(migration.name), product: \(migration.product)"
-            + (irk == nil ? ")" : ", irk: <redacted>)")
+        "AccessoryConfiguration(id: \(migration.id), name: \(migration.name), product: \(migration.product), "
+            + "irk: \(keys.irk == nil ? "none" : "set"), encryption_key: \(keys.encryptionKey == nil ? "none" : "set"))"
     }
 }

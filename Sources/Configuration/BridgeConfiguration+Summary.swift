@@ -81,7 +81,8 @@ extension BridgeConfiguration {
                     accessories.map { entry in
                         Self.object([
                             ("id", .string(entry.migration.id.description)), ("name", .string(entry.migration.name)),
-                            ("product", .string(entry.migration.product)), ("irk_set", .bool(entry.irk != nil)),
+                            ("product", .string(entry.migration.product)), ("irk_set", .bool(entry.keys.irk != nil)),
+                            ("encryption_key_set", .bool(entry.keys.encryptionKey != nil)),
                         ])
                     })
             ),
@@ -94,6 +95,7 @@ extension BridgeConfiguration {
                     ("immediate_rssi", .int(switching.immediateRSSI)),
                 ])
             ),
+            ("identity", Self.object([("follow", .bool(identity.follow))])),
         ])
     }
 

@@ -17,6 +17,7 @@ public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
     public var accessories: [AccessoryConfiguration]
     public var sources: [SourceConfiguration]
     public var switching: SwitchingSettings
+    public var identity: IdentityConfiguration
 
     /// The defaults, as an empty file gives them.
     /// - Parameter hostname: for the default client id `aabridge-<hostname>`.
@@ -32,13 +33,16 @@ public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
         self.accessories = []
         self.sources = []
         self.switching = SwitchingSettings()
+        self.identity = IdentityConfiguration()
     }
 
-    /// What the engine takes: products, declaration, switching and migrations.
+    /// What the engine takes: products, declaration, switching, migrations and the keys.
     public var engine: EngineConfiguration {
         EngineConfiguration(
             products: products.map(\.product), declaration: setup, switching: switching,
-            migrations: accessories.map(\.migration))
+            migrations: accessories.map(\.migration),
+            keys: Dictionary(
+                accessories.filter { !$0.keys.isEmpty }.map { ($0.migration.id, $0.keys) }, uniquingKeysWith: { first, _ in first }))
     }
 
     /// The product entry with this name.

@@ -64,7 +64,8 @@ extension ConfigurationDecoder {
                 fail(path, "expected an accessory mapping, found null", at: item)
                 continue
             }
-            guard let entry = fields(item, at: path, allowed: ["id", "name", "product", "irk", "ssid", "ssid_prefix"]) else { continue }
+            guard let entry = fields(item, at: path, allowed: ["id", "name", "product", "irk", "encryption_key", "ssid", "ssid_prefix"])
+            else { continue }
             var id: BluetoothAddress?
             if let node = entry["id"], !node.isNull {
                 id = address(node, at: entry.path("id"))
@@ -82,16 +83,29 @@ extension ConfigurationDecoder {
             let name = requiredString(entry, "name")
             // An unknown product is reported by MigrationItem.validate(products:), with the other migration rules.
             let product = requiredString(entry, "product")
-            let irk = secretHexBytes(entry["irk"], at: entry.path("irk"), count: 16)
-            let irkFailed = entry["irk"].map { !$0.isNull } == true && irk == nil
+            let (irk, irkFailed) = key(entry["irk"], at: entry.path("irk"))
+            let (encryptionKey, encryptionKeyFailed) = key(entry["encryption_key"], at: entry.path("encryption_key"))
             let ssid = string(entry["ssid"], at: entry.path("ssid"))
             let ssidPrefix = string(entry["ssid_prefix"], at: entry.path("ssid_prefix"))
-            guard let id, let name, let product, !irkFailed else { continue }
+            guard let id, let name, let product, !irkFailed, !encryptionKeyFailed else { continue }
             let migration = MigrationItem(id: id, name: name, product: product, ssid: ssid, ssidPrefix: ssidPrefix)
-            accessories.append(AccessoryConfiguration(migration: migration, irk: irk))
+            accessories.append(AccessoryConfiguration(migration: migration, keys: AccessoryKeys(irk: irk, encryptionKey: encryptionKey)))
             accessoryIndices.append(index)
         }
         return accessories
+    }
+
+    /// A key in either form of identity.md; the error names the path, never the value.
+    /// - Returns: the key (nil when absent or null), and whether a value was given but refused.
+    func key(_ node: YAMLNode?, at path: String) -> (AccessoryKey?, failed: Bool) {
+        guard let node, !node.isNull else { return (nil, false) }
+        guard let text = scalarText(node, at: path, expected: "a key") else { return (nil, true) }
+        switch AccessoryKey.parse(text) {
+        case .success(let key): return (key, false)
+        case .failure(let error):
+            fail(path, error.description, at: node)
+            return (nil, true)
+        }
     }
 
     // MARK: sources

@@ -5,6 +5,7 @@ extension ConfigurationDecoder {
     /// The top-level keys.
     static let sections = [
         "mqtt", "homeassistant", "storage", "health", "log", "setup", "products", "gateways", "accessories", "sources", "switching",
+        "identity",
     ]
 
     /// The whole file.
@@ -41,6 +42,11 @@ extension ConfigurationDecoder {
         configuration.accessories = accessories(top["accessories"])
         configuration.sources = sources(top["sources"])
         switching(top["switching"], into: &configuration.switching)
+        if let section = fields(top["identity"], at: "identity", allowed: ["follow"]),
+            let follow = bool(section["follow"], at: section.path("follow"))
+        {
+            configuration.identity.follow = follow
+        }
         return configuration
     }
 

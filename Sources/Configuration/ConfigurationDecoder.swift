@@ -217,17 +217,6 @@ final class ConfigurationDecoder {
         return bytes
     }
 
-    /// Hex bytes whose text is a secret: the message never repeats it.
-    func secretHexBytes(_ node: YAMLNode?, at path: String, count: Int) -> [UInt8]? {
-        guard let node, !node.isNull else { return nil }
-        guard let text = string(node, at: path) else { return nil }
-        guard let bytes = Self.parseHex(text), bytes.count == count else {
-            fail(path, "must be \(count) bytes as \(count * 2) hex digits", at: node)
-            return nil
-        }
-        return bytes
-    }
-
     /// A Bluetooth address `AA:BB:CC:DD:EE:FF`.
     func address(_ node: YAMLNode?, at path: String) -> BluetoothAddress? {
         guard let node, !node.isNull else { return nil }
@@ -251,7 +240,7 @@ final class ConfigurationDecoder {
     }
 
     /// The scalar's text, or an issue saying what was expected.
-    private func scalarText(_ node: YAMLNode, at path: String, expected: String) -> String? {
+    func scalarText(_ node: YAMLNode, at path: String, expected: String) -> String? {
         guard let scalar = node.scalar else {
             fail(path, "expected \(expected), found \(node.kindName)", at: node)
             return nil

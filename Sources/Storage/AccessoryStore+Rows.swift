@@ -44,6 +44,22 @@ extension AccessoryStore {
                 ])
         case .deleteRegistration(let id):
             try connection.run("DELETE FROM registrations WHERE accessory_id = ?", [value(id)])
+        case .saveKeys(let id, let keys):
+            try connection.run(
+                """
+                INSERT INTO identities (accessory_id, irk, encryption_key, updated_at) VALUES (?, ?, ?, ?)
+                ON CONFLICT (accessory_id) DO UPDATE SET irk = excluded.irk, encryption_key = excluded.encryption_key,
+                    updated_at = excluded.updated_at
+                """,
+                [value(id), keys.irk.map { .blob($0.bytes) } ?? .null, keys.encryptionKey.map { .blob($0.bytes) } ?? .null, .integer(now)])
+        case .saveFollowedAddress(let id, let followed):
+            try connection.run(
+                """
+                INSERT INTO identities (accessory_id, followed_address, updated_at) VALUES (?, ?, ?)
+                ON CONFLICT (accessory_id) DO UPDATE SET followed_address = excluded.followed_address,
+                    updated_at = excluded.updated_at
+                """,
+                [value(id), value(followed), .integer(now)])
         case .migrationComplete:
             try connection.run(
                 """
@@ -116,6 +132,17 @@ extension AccessoryStore {
                 primaryAudioSourceDeviceIdentifier: row.optionalInteger(3).map(address),
                 secondaryAudioSourceDeviceIdentifier: row.optionalInteger(4).map(address))
             state.registrations[id] = Registration(configuration: configuration, isInvalidated: row.integer(5) != 0)
+        }
+        try connection.run("SELECT accessory_id, irk, encryption_key, followed_address FROM identities") { row throws(StorageError) in
+            let id = address(row.integer(0))
+            func key(_ column: Int32) throws(StorageError) -> AccessoryKey? {
+                guard let bytes = row.blob(column) else { return nil }
+                guard let key = AccessoryKey(bytes: bytes) else { throw damaged(id, "key") }
+                return key
+            }
+            let keys = AccessoryKeys(irk: try key(1), encryptionKey: try key(2))
+            if !keys.isEmpty { state.keys[id] = keys }
+            if let followed = row.optionalInteger(3) { state.followedAddresses[id] = address(followed) }
         }
         state.migrationComplete = try connection.scalar("SELECT value FROM meta WHERE key = 'migration_complete'") == "1"
         return state

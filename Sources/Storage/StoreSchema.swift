@@ -62,5 +62,19 @@ enum StoreSchema {
                     PRIMARY KEY (accessory_id, position)
                 ) STRICT, WITHOUT ROWID;
                 """),
+        // 3: what an accessory is recognised by behind rotating addresses: its keys (16 bytes
+        // each, most significant first) and the address it was last followed to without a key.
+        Migration(
+            version: 3,
+            sql: """
+                CREATE TABLE identities (
+                    accessory_id INTEGER PRIMARY KEY NOT NULL
+                        REFERENCES accessories(id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+                    irk BLOB CHECK (irk IS NULL OR length(irk) = 16),
+                    encryption_key BLOB CHECK (encryption_key IS NULL OR length(encryption_key) = 16),
+                    followed_address INTEGER,
+                    updated_at INTEGER NOT NULL
+                ) STRICT;
+                """),
     ]
 }

@@ -80,7 +80,8 @@ public enum PlacementDecoder: Hashable, Sendable {
             return nil
         case .appleProximity:
             guard let pairing = advertisement.appleProximityPairing else { return nil }
-            return AdvertisementSighting.Decoded(worn: pairing.placement.isWorn, placement: pairing.placement, battery: pairing.battery)
+            return AdvertisementSighting.Decoded(
+                worn: pairing.placement.isWorn, placement: pairing.placement, battery: pairing.battery, model: pairing.modelName)
         case .rule(let rule):
             guard let worn = rule.worn(in: advertisement) else { return nil }
             return AdvertisementSighting.Decoded(worn: worn, placement: hardware?.placement(worn: worn) ?? (worn ? nil : .offHead))

@@ -13,21 +13,30 @@ struct EngineStorageTests {
         var accessories: [BluetoothAddress: Accessory] = [:]
         var registrations: [BluetoothAddress: Registration] = [:]
         var migrationComplete = false
+        var keys: [BluetoothAddress: AccessoryKeys] = [:]
+        var followed: [BluetoothAddress: BluetoothAddress] = [:]
 
         mutating func apply(_ outputs: [EngineOutput]) {
             for case .storage(let write) in outputs {
                 switch write {
                 case .upsertAccessory(let accessory): accessories[accessory.id] = accessory
-                case .deleteAccessory(let id): accessories[id] = nil
+                case .deleteAccessory(let id):
+                    accessories[id] = nil
+                    keys[id] = nil
+                    followed[id] = nil
                 case .upsertRegistration(let id, let registration): registrations[id] = registration
                 case .deleteRegistration(let id): registrations[id] = nil
                 case .migrationComplete: migrationComplete = true
+                case .saveKeys(let id, let new): keys[id] = new.isEmpty ? nil : new
+                case .saveFollowedAddress(let id, let address): followed[id] = address
                 }
             }
         }
 
         var restored: RestoredState {
-            RestoredState(accessories: Array(accessories.values), registrations: registrations, migrationComplete: migrationComplete)
+            RestoredState(
+                accessories: Array(accessories.values), registrations: registrations, migrationComplete: migrationComplete,
+                keys: keys, followedAddresses: followed)
         }
     }
 

@@ -199,6 +199,10 @@ struct EngineTelemetryTests {
     @Test func sightingOfAKnownAccessoryUpdatesSignalWithoutPublishing() {
         var harness = Harness()
         harness.pairAndRegister(a, buds)
+        // The first sighting tells the address it is heard from: that is a change of state.
+        let first = harness.send(.sighting(Fixtures.sighting(a, for: buds, rssi: -50, gateway: "kitchen")))
+        #expect(first.outputs.count == 1)
+        #expect(harness.engine.status(of: a)?.address == a)
         let step = harness.send(.sighting(Fixtures.sighting(a, for: buds, rssi: -42, gateway: "hall")))
         #expect(step.outputs.isEmpty)
         #expect(harness.engine.status(of: a)?.rssi == -42)

@@ -15,7 +15,7 @@ struct IngestTests {
         let configuration = try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()
         let discovery = homeAssistant ? HomeAssistantDiscovery(configuration: configuration, version: "test") : nil
         var ingest = Ingest(configuration: configuration, topics: Topics(base: configuration.mqtt.baseTopic), homeAssistant: discovery)
-        ingest.know([])
+        ingest.know([], keys: [:], followed: [:])
         return ingest
     }
 

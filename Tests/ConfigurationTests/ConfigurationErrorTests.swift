@@ -154,7 +154,7 @@ import Testing
         Case(
             name: "irk of the wrong length",
             yaml: base + "accessories:\n  - {id: \"A1:B2:C3:D4:E5:F6\", name: a, product: AirPods Pro, irk: \"0011\"}\n",
-            path: "accessories[0].irk", message: "must be 16 bytes"),
+            path: "accessories[0].irk", message: "decodes to 2 bytes; a key has 16"),
         Case(
             name: "duplicate key", yaml: "mqtt:\n  server: mqtt://a\n  server: mqtt://b\n", path: "mqtt.server",
             message: "duplicate key (first given at line 2, column 3)"),

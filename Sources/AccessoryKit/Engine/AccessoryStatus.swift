@@ -14,13 +14,31 @@ public struct AccessoryStatus: Hashable, Sendable {
     public var battery: Battery?
     public var lastSeen: Timestamp?
     public var lastError: AccessoryControlDevice.Error?
+    /// The address it was last heard from; `nil` before any sighting.
+    public var address: BluetoothAddress?
+    /// How the last sighting was attributed to it.
+    public var identity: IdentityAttribution
+    /// Which keys it has (never the keys).
+    public var keys: KeyPresence
+    /// The decoded model's marketing name.
+    public var model: String?
+    /// The gateway that hears it best (identity.md, Rooms).
+    public var room: String?
 
     /// Creates a status (the engine builds these; the initializer is for serializer tests).
     public init(
         accessory: Accessory, registration: Registration? = nil, worn: Bool? = nil, sources: [BluetoothAddress] = [],
         routes: [BluetoothAddress] = [], available: Bool = false, rssi: Int? = nil, gateway: String? = nil,
-        battery: Battery? = nil, lastSeen: Timestamp? = nil, lastError: AccessoryControlDevice.Error? = nil
+        battery: Battery? = nil, lastSeen: Timestamp? = nil, lastError: AccessoryControlDevice.Error? = nil,
+        address: BluetoothAddress? = nil, identity: IdentityAttribution = .address,
+        keys: KeyPresence = KeyPresence(irk: false, encryptionKey: false), model: String? = nil,
+        room: String? = nil
     ) {
+        self.room = room
+        self.address = address
+        self.identity = identity
+        self.keys = keys
+        self.model = model
         self.accessory = accessory
         self.registration = registration
         self.worn = worn

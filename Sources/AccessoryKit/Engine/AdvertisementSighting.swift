@@ -11,19 +11,29 @@ public struct AdvertisementSighting: Hashable, Sendable {
         public var placement: AccessoryControlDevice.Placement?
         /// Battery levels.
         public var battery: Battery?
+        /// The model's marketing name, when the advertisement names a known model.
+        public var model: String?
 
         /// Creates a decoded reading.
-        public init(worn: Bool? = nil, placement: AccessoryControlDevice.Placement? = nil, battery: Battery? = nil) {
+        public init(
+            worn: Bool? = nil, placement: AccessoryControlDevice.Placement? = nil, battery: Battery? = nil, model: String? = nil
+        ) {
             self.worn = worn
             self.placement = placement
             self.battery = battery
+            self.model = model
         }
     }
 
     /// The gateway's configured name.
     public var gateway: String
-    /// The advertiser's address.
+    /// The accessory the sighting counts for: the advertiser's address, or the identity it was
+    /// attributed to (``attribution``).
     public var address: BluetoothAddress
+    /// The address the advertisement really came from.
+    public var heardFrom: BluetoothAddress
+    /// How ``address`` was found from ``heardFrom``.
+    public var attribution: IdentityAttribution
     /// Received signal strength in dBm.
     public var rssi: Int
     /// The advertised local name.
@@ -41,10 +51,13 @@ public struct AdvertisementSighting: Hashable, Sendable {
     public init(
         gateway: String, address: BluetoothAddress, rssi: Int, name: String? = nil,
         manufacturerData: ManufacturerData? = nil, serviceData: [BluetoothUUID: [UInt8]] = [:],
-        serviceUUIDs: [BluetoothUUID] = [], decoded: Decoded? = nil
+        serviceUUIDs: [BluetoothUUID] = [], decoded: Decoded? = nil, heardFrom: BluetoothAddress? = nil,
+        attribution: IdentityAttribution = .address
     ) {
         self.gateway = gateway
         self.address = address
+        self.heardFrom = heardFrom ?? address
+        self.attribution = attribution
         self.rssi = rssi
         self.name = name
         self.manufacturerData = manufacturerData

@@ -31,6 +31,11 @@ extension BridgeEngine {
             emit(.storage(.migrationComplete))
             for accessory in added { autoRegisterIfConfigured(accessory.id, now: now) }
         }
+        // The file's keys win at every start, not only at the migration (identity.md, Keys).
+        for (id, configured) in configuration.keys.sorted(by: { $0.key < $1.key }) {
+            guard let keys = records[id]?.keys else { continue }
+            setKeys(id, keys.overridden(by: configured))
+        }
         return .success(.empty)
     }
 
@@ -105,10 +110,11 @@ extension BridgeEngine {
             case .showPicker(let products, let timeout):
                 try session.showPicker(products: products, timeout: timeout, now: now, events: &events)
                 result = .success(.picker(session.picker))
-            case .selectCandidate(let id, let name):
+            case .selectCandidate(let id, let name, let keys):
                 let candidate = session.picker?.candidate(id)
                 let accessory = try session.select(id, name: name, now: now, events: &events)
                 added(accessory, candidate: candidate, now: now)
+                if !keys.isEmpty { setKeys(id, keys) }
                 result = .success(.accessory(accessory))
             case .finishDiscovery:
                 try session.finishDiscovery(events: &events)
@@ -141,6 +147,12 @@ extension BridgeEngine {
                 }
                 invalidateRegistration(id, now: now)
                 result = .success(.empty)
+            case .setKeys(let id, let irk, let encryptionKey):
+                guard let keys = records[id]?.keys, session.accessories[id] != nil else {
+                    throw SetupError(.invalidRequest, "unknown accessory \(id)")
+                }
+                setKeys(id, keys.applying(irk: irk, encryptionKey: encryptionKey))
+                result = .success(.keys(id, records[id]?.keys.presence ?? keys.presence))
             case .register, .current:
                 result = .success(.empty) // handled above
             }
@@ -198,6 +210,15 @@ extension BridgeEngine {
     }
 
     // MARK: Accessories
+
+    /// Replaces an accessory's keys; stores and announces them only when they change.
+    mutating func setKeys(_ id: BluetoothAddress, _ keys: AccessoryKeys) {
+        guard let index = records.index(forKey: id), records.values[index].keys != keys else { return }
+        records.values[index].keys = keys
+        emit(.storage(.saveKeys(id, keys)))
+        emit(.keysChanged(id, keys))
+        markChanged(id)
+    }
 
     /// A picker setup added an accessory.
     mutating func added(_ accessory: Accessory, candidate: Picker.Candidate?, now: Timestamp) {

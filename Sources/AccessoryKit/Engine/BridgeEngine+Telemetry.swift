@@ -6,12 +6,29 @@ extension BridgeEngine {
         let id = sighting.address
         if let index = records.index(forKey: id) {
             // In-place through the index: one hash per sighting, no copy of the record.
-            let wasAvailable = Self.update(&records.values[index]) { record in
+            let (wasAvailable, identityChanged, followed) = Self.update(&records.values[index]) { record in
                 record.lastSeen = now
                 record.rssi = sighting.rssi
                 if record.gateway != sighting.gateway { record.gateway = sighting.gateway }
-                return record.available
+                var identityChanged = false
+                if record.address != sighting.heardFrom || record.attribution != sighting.attribution {
+                    record.address = sighting.heardFrom
+                    record.attribution = sighting.attribution
+                    identityChanged = true
+                }
+                if let model = sighting.decoded?.model, record.model != model {
+                    record.model = model
+                    identityChanged = true
+                }
+                var followed = false
+                if sighting.attribution == .followed, record.followedAddress != sighting.heardFrom {
+                    record.followedAddress = sighting.heardFrom
+                    followed = true
+                }
+                return (record.available, identityChanged, followed)
             }
+            if identityChanged { markChanged(id) }
+            if followed { emit(.storage(.saveFollowedAddress(id, sighting.heardFrom))) }
             if !wasAvailable { becameAvailable(id, now: now) }
             if let decoded = sighting.decoded { apply(decoded, to: id, now: now) }
             return

@@ -21,6 +21,13 @@ public struct BridgeEngine: Sendable {
         /// Known at the start (restored or migrated) and not heard since: when the session was
         /// activated. Its sources are cleared if no gateway hears it within the timeout.
         var unheardSince: Timestamp?
+        /// The address it was last heard from, and how that sighting was attributed.
+        var address: BluetoothAddress?
+        var attribution: IdentityAttribution = .address
+        /// The address it was last followed to without a key (stored, so a restart keeps it).
+        var followedAddress: BluetoothAddress?
+        var keys = AccessoryKeys()
+        var model: String?
         let hardware: HardwareType
         let hardwareCapabilities: AccessoryControlDevice.Capabilities
         let autoRegister: Bool
@@ -71,6 +78,8 @@ public struct BridgeEngine: Sendable {
         self.migrationComplete = restored.migrationComplete
         for accessory in session.accessories.values {
             addRecord(for: accessory)
+            records[accessory.id]?.keys = restored.keys[accessory.id] ?? AccessoryKeys()
+            records[accessory.id]?.followedAddress = restored.followedAddresses[accessory.id]
         }
     }
 
@@ -104,7 +113,19 @@ public struct BridgeEngine: Sendable {
             // A route to this accessory needs the source in its configuration, so only those are looked up.
             routes: listedSources(id).filter { routes[$0] == id }.sorted(), available: record.available,
             rssi: record.rssi, gateway: record.gateway, battery: record.battery, lastSeen: record.lastSeen,
-            lastError: record.lastError)
+            lastError: record.lastError, address: record.address, identity: record.attribution, keys: record.keys.presence,
+            model: record.model)
+    }
+
+    /// The keys of every accessory that has any (for the runtime's resolver and decoders; the
+    /// engine's outputs never carry them to a payload).
+    public var keys: [BluetoothAddress: AccessoryKeys] {
+        records.compactMapValues { $0.keys.isEmpty ? nil : $0.keys }
+    }
+
+    /// The address each accessory was last followed to without a key.
+    public var followedAddresses: [BluetoothAddress: BluetoothAddress] {
+        records.compactMapValues { $0.followedAddress }
     }
 
     /// All accessory state objects, sorted by id (`bridge/accessories`); empty until activated.

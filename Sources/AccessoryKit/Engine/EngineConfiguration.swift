@@ -17,11 +17,16 @@ public struct EngineConfiguration: Hashable, Sendable {
     public var switching: SwitchingSettings
     /// The `accessories:` section, migrated on first start.
     public var migrations: [MigrationItem]
+    /// Keys from the configuration's `accessories:` entries, applied at every start (the file
+    /// wins for the keys it gives).
+    public var keys: [BluetoothAddress: AccessoryKeys]
 
     /// Creates a configuration.
     public init(
-        products: [Product], declaration: SetupDeclaration, switching: SwitchingSettings = .init(), migrations: [MigrationItem] = []
+        products: [Product], declaration: SetupDeclaration, switching: SwitchingSettings = .init(), migrations: [MigrationItem] = [],
+        keys: [BluetoothAddress: AccessoryKeys] = [:]
     ) {
+        self.keys = keys
         self.products = products
         self.declaration = declaration
         self.switching = switching

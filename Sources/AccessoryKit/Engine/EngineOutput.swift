@@ -18,6 +18,8 @@ public enum EngineOutput: Hashable, Sendable {
     case decision(Decision)
     /// `accessory/<ID>/error`.
     case accessoryError(BluetoothAddress, AccessoryControlDevice.Error)
+    /// An accessory's keys changed (the resolver and the decoders take them; never published).
+    case keysChanged(BluetoothAddress, AccessoryKeys)
     /// A durable change.
     case storage(StorageWrite)
 }

@@ -1,7 +1,8 @@
 /// A management request (`bridge/request/<name>`), or a `register` arriving through `/set`.
 public enum Request: Hashable, Sendable {
     case showPicker(products: [String]?, timeout: DiscoveryTimeout)
-    case selectCandidate(BluetoothAddress, name: String?)
+    /// Sets up a picker candidate, with the keys given in `picker/select` (empty: none).
+    case selectCandidate(BluetoothAddress, name: String?, keys: AccessoryKeys = .init())
     case finishDiscovery
     case dismissPicker
     case authorize(BluetoothAddress)
@@ -12,4 +13,6 @@ public enum Request: Hashable, Sendable {
     case current(BluetoothAddress)
     /// The system invalidates the registration (as iOS may).
     case invalidate(BluetoothAddress)
+    /// `accessory/keys`: sets, deletes or keeps each of an accessory's keys.
+    case setKeys(BluetoothAddress, irk: KeyChange, encryptionKey: KeyChange)
 }

@@ -7,6 +7,8 @@ public enum RequestResult: Hashable, Sendable {
         case configuration(AccessoryControlDevice.Configuration)
         case device(AccessoryControlDevice)
         case picker(Picker?)
+        /// `accessory/keys`: which keys the accessory has now.
+        case keys(BluetoothAddress, KeyPresence)
     }
 
     case success(Data)

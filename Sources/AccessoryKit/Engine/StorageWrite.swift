@@ -4,6 +4,10 @@ public enum StorageWrite: Hashable, Sendable {
     case deleteAccessory(BluetoothAddress)
     case upsertRegistration(BluetoothAddress, Registration)
     case deleteRegistration(BluetoothAddress)
+    /// An accessory's keys, replaced (both absent: none stored).
+    case saveKeys(BluetoothAddress, AccessoryKeys)
+    /// The address an accessory was followed to without a key, so a restart still knows it.
+    case saveFollowedAddress(BluetoothAddress, BluetoothAddress)
     /// The configured migration ran; it must not run again.
     case migrationComplete
 }

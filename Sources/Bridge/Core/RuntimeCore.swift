@@ -149,7 +149,7 @@ final class RuntimeCore {
             switch write {
             case .upsertRegistration(let id, _), .deleteRegistration(let id), .deleteAccessory(let id):
                 deferredRegistrations[id] = nil
-            case .upsertAccessory, .migrationComplete:
+            case .upsertAccessory, .migrationComplete, .saveKeys, .saveFollowedAddress:
                 break
             }
         }

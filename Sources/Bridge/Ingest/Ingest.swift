@@ -14,8 +14,15 @@ import Telemetry
 /// storage or the network; ``BridgeRuntime`` hands its ``IngestOutcome`` on.
 struct Ingest {
     let router: TopicRouter
-    /// Resolves private addresses with the configured IRKs (and remembers the answers).
+    /// Resolves private addresses with the accessories' IRKs (and remembers the answers).
     private var resolver: AddressResolver<BluetoothAddress>
+    /// Each accessory's keys, as the engine holds them (``track(_:)``).
+    private var keys: [BluetoothAddress: AccessoryKeys] = [:]
+    /// Follows rotations of accessories without an IRK; `nil` when `identity.follow` is off.
+    private var follower: RotationFollower?
+    /// The address each accessory was followed to without a key, and back.
+    private var followed: [BluetoothAddress: BluetoothAddress] = [:]
+    private var followedAddress: [BluetoothAddress: BluetoothAddress] = [:]
     private let decoders: [String: PlacementDecoder]
     private let hardware: [String: HardwareType]
     /// The product of each known accessory, kept in step with the engine's outputs
@@ -41,30 +48,61 @@ struct Ingest {
             topics: topics, parsers: parsers,
             homeAssistantStatusTopic: homeAssistant?.statusTopic)
         gateways = GatewayTracker(configuration: configuration)
-        resolver = AddressResolver(
-            keys: configuration.accessories.compactMap { accessory in
-                guard let irk = accessory.irk, let key = IdentityResolvingKey(bytes: irk) else { return nil }
-                return (accessory.migration.id, key)
-            })
+        // The keys come from the engine at ``know(_:keys:followed:)`` (stored ones, and the file's).
+        resolver = AddressResolver(keys: [])
+        follower =
+            configuration.identity.follow
+            ? RotationFollower(availabilityMilliseconds: configuration.switching.availabilityTimeoutSeconds * 1000) : nil
         decoders = Dictionary(configuration.products.map { ($0.name, $0.placementDecoder) }, uniquingKeysWith: { first, _ in first })
         hardware = Dictionary(configuration.products.map { ($0.name, $0.product.hardware) }, uniquingKeysWith: { first, _ in first })
         self.homeAssistant = homeAssistant
     }
 
-    /// Learns the accessories the engine knows (at activation).
-    mutating func know(_ statuses: [AccessoryStatus]) {
+    /// Learns the accessories the engine knows, their keys and where they were followed to
+    /// (at activation).
+    mutating func know(
+        _ statuses: [AccessoryStatus], keys: [BluetoothAddress: AccessoryKeys], followed: [BluetoothAddress: BluetoothAddress]
+    ) {
         for status in statuses { products[status.accessory.id] = status.accessory.product }
+        self.keys = keys
+        for (id, address) in followed where keys[id]?.irk == nil { follow(id, to: address) }
+        resolveWithCurrentKeys()
     }
 
-    /// Keeps ``products`` in step with accessories added, changed and removed.
+    /// Keeps ``products`` and the keys in step with accessories added, changed and removed.
     mutating func track(_ outputs: [EngineOutput]) {
+        var keysChanged = false
         for output in outputs {
             switch output {
             case .accessoryChanged(let status): products[status.accessory.id] = status.accessory.product
-            case .accessoryRemoved(let id): products[id] = nil
+            case .accessoryRemoved(let id):
+                products[id] = nil
+                if keys.removeValue(forKey: id) != nil { keysChanged = true }
+                if let address = followedAddress.removeValue(forKey: id) { followed[address] = nil }
+                follower?.forget(id)
+            case .keysChanged(let id, let new):
+                keys[id] = new.isEmpty ? nil : new
+                keysChanged = true
+                // With an IRK its addresses are resolved, not followed.
+                if new.irk != nil { follower?.forget(id) }
             default: break
             }
         }
+        if keysChanged { resolveWithCurrentKeys() }
+    }
+
+    /// Gives the resolver the IRKs held now (which forgets its cache).
+    private mutating func resolveWithCurrentKeys() {
+        resolver.keys = keys.sorted { $0.key < $1.key }.compactMap { id, keys in
+            keys.irk.flatMap { IdentityResolvingKey(bytes: $0.bytes) }.map { (id, $0) }
+        }
+    }
+
+    /// Records that `id` now advertises from `address` (a followed rotation).
+    private mutating func follow(_ id: BluetoothAddress, to address: BluetoothAddress) {
+        if let old = followedAddress[id] { followed[old] = nil }
+        followed[address] = id
+        followedAddress[id] = address
     }
 
     /// Decides what one message is and what it asks for. Nothing here throws: malformed
@@ -139,12 +177,14 @@ struct Ingest {
     private mutating func telemetry(_ message: MQTTMessage, parser: TelemetryParser, entry: Int, at now: Timestamp) -> IngestOutcome {
         switch parser.parse(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds) {
         case .advertisement(let advertisement):
-            let identity = resolver.resolve(advertisement.address) ?? advertisement.address
+            var outcome = IngestOutcome()
+            let (identity, attribution) = attribute(advertisement, at: now, outcome: &outcome)
             let product = products[identity]
-            let sighting = advertisement.sighting(
+            var sighting = advertisement.sighting(
                 identity: identity, decoder: product.flatMap { decoders[$0] } ?? .none,
                 hardware: product.flatMap { hardware[$0] })
-            var outcome = IngestOutcome(.telemetry(.sighting(sighting), context: "sighting", refresh: identity))
+            sighting.attribution = attribution
+            outcome.effect = .telemetry(.sighting(sighting), context: "sighting", refresh: identity)
             outcome.gatewaysChanged = gateways.seen(advertisement.gateway, through: entry, at: now)
             return outcome
         case .report(let report):
@@ -174,6 +214,41 @@ struct Ingest {
             outcome.rejection = (rejection.gateway ?? parser.name, rejection.description)
             return outcome
         }
+    }
+
+    /// Which accessory an advertisement counts for, and how that was found: its IRK resolves
+    /// the address; the address is one the accessory was followed to; it is the accessory's
+    /// own; or (for proximity pairing) the follower recognises a rotation now. Otherwise the
+    /// address stands for itself (a picker candidate, or nobody).
+    private mutating func attribute(
+        _ advertisement: Advertisement, at now: Timestamp, outcome: inout IngestOutcome
+    ) -> (BluetoothAddress, IdentityAttribution) {
+        let address = advertisement.address
+        if let id = resolver.resolve(address) { return (id, .irk) }
+        let known: (BluetoothAddress, IdentityAttribution)? =
+            followed[address].map { ($0, .followed) } ?? (products[address] != nil ? (address, .address) : nil)
+        guard var follower, follower.isTracking || known != nil, let pairing = advertisement.appleProximityPairing else {
+            return known ?? (address, .address)
+        }
+        defer { self.follower = follower }
+        if let (id, attribution) = known {
+            if keys[id]?.irk == nil {
+                follower.heard(id, at: address, profile: .init(pairing), gateway: advertisement.gateway, now: now)
+            }
+            return (id, attribution)
+        }
+        switch follower.unknown(address, profile: .init(pairing), gateway: advertisement.gateway, now: now) {
+        case .follow(let id):
+            let previous = followedAddress[id] ?? id
+            follow(id, to: address)
+            outcome.notice = (.info, "followed accessory \(id) from \(previous) to \(address) (no IRK: same model, colour and battery)")
+            return (id, .followed)
+        case .ambiguous(let message):
+            outcome.notice = (.warning, message)
+        case .none:
+            break
+        }
+        return (address, .address)
     }
 
     /// Invalid content for a known accessory: an `invalidRequest` update error (through the

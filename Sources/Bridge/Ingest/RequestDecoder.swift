@@ -10,7 +10,7 @@ public enum RequestDecoder {
     public static let names: Set<String> = [
         "picker/show", "picker/select", "picker/finish_discovery", "picker/dismiss",
         "accessory/authorize", "accessory/fail_authorization", "accessory/rename", "accessory/remove",
-        "accessory/register", "accessory/current", "accessory/invalidate", "health",
+        "accessory/register", "accessory/current", "accessory/invalidate", "accessory/keys", "health",
     ]
 
     /// The outcome of decoding: the bridge's own `health` request, or one for the engine.
@@ -55,8 +55,12 @@ public enum RequestDecoder {
                 }
                 return .success(.engine(.showPicker(products: products, timeout: timeout)))
             case "picker/select":
+                let id = try address(payload, "id")
                 let name = try optionalString(payload, "name")
-                return .success(.engine(.selectCandidate(try address(payload, "id"), name: name)))
+                let keys = AccessoryKeys(
+                    irk: try keyChange(payload, "irk").applied(to: nil),
+                    encryptionKey: try keyChange(payload, "encryption_key").applied(to: nil))
+                return .success(.engine(.selectCandidate(id, name: name, keys: keys)))
             case "picker/finish_discovery": return .success(.engine(.finishDiscovery))
             case "picker/dismiss": return .success(.engine(.dismissPicker))
             case "accessory/authorize": return .success(.engine(.authorize(try address(payload, "id"))))
@@ -79,6 +83,10 @@ public enum RequestDecoder {
                 return .success(.engine(.register(id, request)))
             case "accessory/current": return .success(.engine(.current(try address(payload, "id"))))
             case "accessory/invalidate": return .success(.engine(.invalidate(try address(payload, "id"))))
+            case "accessory/keys":
+                let id = try address(payload, "id")
+                return .success(
+                    .engine(.setKeys(id, irk: try keyChange(payload, "irk"), encryptionKey: try keyChange(payload, "encryption_key"))))
             default: return .success(.health)
             }
         } catch {
@@ -98,6 +106,18 @@ public enum RequestDecoder {
             throw DecodeError("'\(key)' must be a Bluetooth address like A1:B2:C3:D4:E5:F6, not '\(text.prefix(40))'")
         }
         return address
+    }
+
+    /// A key as identity.md allows it (32 hex digits or the Keychain's base64); `null` deletes
+    /// it, an absent key is kept. The message names the field and never repeats the value.
+    static func keyChange(_ payload: JSONValue, _ key: String) throws(DecodeError) -> KeyChange {
+        guard let value = payload[key] else { return .keep }
+        if value.isNull { return .delete }
+        guard let text = value.stringValue else { throw DecodeError("'\(key)' must be a string or null") }
+        switch AccessoryKey.parse(text) {
+        case .success(let parsed): return .set(parsed)
+        case .failure(let error): throw DecodeError("'\(key)' \(error.description)")
+        }
     }
 
     static func optionalString(_ payload: JSONValue, _ key: String) throws(DecodeError) -> String? {

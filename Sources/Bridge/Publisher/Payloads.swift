@@ -64,7 +64,17 @@ public struct Payloads: Sendable {
             "battery": battery(status.battery),
             "last_seen": status.lastSeen.map { .string(ISO8601.string($0)) } ?? .null,
             "last_error": status.lastError.map { accessoryError($0, at: nil) } ?? .null,
+            "address": Self.address(status.address),
+            "identity": .string(status.identity.rawValue),
+            "keys": keys(status.keys),
+            "model": .string(status.model),
+            "room": .string(status.room),
         ]
+    }
+
+    /// `"keys":{"irk":bool,"encryption_key":bool}`: whether each is set, never the keys.
+    public func keys(_ presence: KeyPresence) -> JSONValue {
+        ["irk": .bool(presence.irk), "encryption_key": .bool(presence.encryptionKey)]
     }
 
     public func availability(_ available: Bool) -> JSONValue {

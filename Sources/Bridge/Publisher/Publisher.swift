@@ -117,7 +117,7 @@ final class Publisher {
         case .accessoryError(let id, let error):
             diagnostics.counters.errors += 1
             enqueue(topics.error(id), payloads.accessoryError(error, at: now).bytes)
-        case .storage:
+        case .storage, .keysChanged:
             break
         }
     }
@@ -242,6 +242,7 @@ final class Publisher {
                 "accessory": payloads.accessory(device.accessory), "configuration": payloads.configuration(device.configuration),
             ])
         case .success(.picker(let picker))?: return .success(payloads.picker(picker))
+        case .success(.keys(let id, let presence))?: return .success(["id": .string(id.description), "keys": payloads.keys(presence)])
         case .failure(let error)?: return .failure(ResponseError(error))
         }
     }

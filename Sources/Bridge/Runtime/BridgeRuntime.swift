@@ -200,9 +200,16 @@ public final class BridgeRuntime {
         if let outputs = await core.activate(at: now) {
             publisher.publish(outputs, at: now, engine: core.engine)
         }
-        ingest.know(core.engine.statuses)
+        ingest.know(core.engine.statuses, keys: core.engine.keys, followed: core.engine.followedAddresses)
         logger.info(
             "session activated: \(core.engine.accessories.count) accessories, \(core.engine.registry.registrations.count) registrations")
+        // The file's keys are applied at every start, but only to accessories that are paired.
+        for (index, entry) in configuration.accessories.enumerated()
+        where !entry.keys.isEmpty && core.engine.status(of: entry.migration.id) == nil {
+            logger.warning(
+                "accessories[\(index)]: \(entry.migration.id) is not paired (removed, or added to the file after the first start), "
+                    + "so its keys are not used; pair it from the picker with picker/select, then set them with accessory/keys")
+        }
     }
 
     /// One incoming message through the three stages.

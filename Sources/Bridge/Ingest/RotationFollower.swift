@@ -1,0 +1,197 @@
+import AccessoryKit
+import Telemetry
+
+/// Follows an accessory to its next resolvable private address when nobody has given its IRK
+/// (identity.md, "Following a rotation without keys").
+///
+/// An accessory that advertises proximity pairing is *tracked*: its address, model, colour,
+/// battery levels, when it was last heard and by which gateways. An address that belongs to no
+/// known accessory and advertises proximity pairing is a *candidate*. A candidate is followed
+/// as accessory A when:
+/// - same model and colour, and each battery level both know is within 10 points;
+/// - A has been silent since before the candidate's first advertisement (give or take
+///   ``overlapMilliseconds``), for at least ``silenceMilliseconds``, and was heard within its
+///   availability window;
+/// - a gateway that heard the candidate heard A within that window;
+/// - no other accessory fits the candidate and no other new address fits A.
+/// The decision waits ``settleMilliseconds`` after the candidate's first advertisement, so that
+/// a second accessory rotating at the same moment (two identical AirPods in one flat) is seen
+/// and the choice refused rather than guessed; after ``windowMilliseconds`` an address is no
+/// longer new and is never followed.
+///
+/// Accessories with an IRK are not tracked: their addresses are resolved by the key, and an
+/// address the key does not resolve is not theirs.
+///
+/// Memory is bounded: one track per known accessory (gateways per track capped), and at most
+/// ``candidateCapacity`` candidates; when full, the one heard least recently goes. Addresses
+/// past their window stay as candidates until evicted, so an old neighbour is not mistaken for
+/// a new address.
+struct RotationFollower {
+    /// What is compared between an accessory and a candidate.
+    struct Profile: Hashable {
+        var model: UInt16
+        var colour: UInt8?
+        var battery: Battery?
+
+        init(model: UInt16, colour: UInt8?, battery: Battery?) {
+            self.model = model
+            self.colour = colour
+            self.battery = battery
+        }
+
+        init(_ pairing: AppleProximityPairing) {
+            self.init(model: pairing.model, colour: pairing.colour, battery: pairing.battery)
+        }
+
+        /// Same model and colour, and every level both know within ``batteryTolerance``.
+        func fits(_ other: Profile) -> Bool {
+            guard model == other.model, colour == other.colour else { return false }
+            let pairs =
+                [(battery?.left, other.battery?.left), (battery?.right, other.battery?.right)]
+                + [(battery?.chargingCase, other.battery?.chargingCase), (battery?.main, other.battery?.main)]
+            return pairs.allSatisfy { pair in
+                guard let mine = pair.0, let theirs = pair.1 else { return true }
+                return abs(mine - theirs) <= RotationFollower.batteryTolerance
+            }
+        }
+    }
+
+    /// What a candidate's sighting led to.
+    enum Decision: Equatable {
+        case none
+        /// The candidate is this accessory now.
+        case follow(BluetoothAddress)
+        /// More than one accessory, or more than one new address, fits: nothing is followed.
+        case ambiguous(String)
+    }
+
+    static let silenceMilliseconds: Int64 = 3_000
+    static let settleMilliseconds: Int64 = 3_000
+    static let windowMilliseconds: Int64 = 15_000
+    static let overlapMilliseconds: Int64 = 1_000
+    static let batteryTolerance = 10
+    static let candidateCapacity = 256
+    static let gatewaysPerTrack = 16
+
+    private struct Track {
+        var address: BluetoothAddress
+        var profile: Profile
+        var lastHeard: Timestamp
+        /// Gateway -> when it last heard the accessory.
+        var gateways: [String: Timestamp]
+    }
+
+    private struct Candidate {
+        var firstSeen: Timestamp
+        var lastSeen: Timestamp
+        var profile: Profile
+        var gateways: Set<String>
+        /// Its ambiguity was reported (once per candidate).
+        var reported = false
+    }
+
+    /// How long an accessory counts as available after its last sighting.
+    let availabilityMilliseconds: Int64
+    private var tracks: [BluetoothAddress: Track] = [:]
+    private var candidates: [BluetoothAddress: Candidate] = [:]
+
+    init(availabilityMilliseconds: Int64) {
+        self.availabilityMilliseconds = availabilityMilliseconds
+    }
+
+    /// Whether any accessory could be followed (no candidate needs looking at otherwise).
+    var isTracking: Bool { !tracks.isEmpty }
+
+    /// How many unknown addresses are remembered (bounded by ``candidateCapacity``).
+    var candidateCount: Int { candidates.count }
+
+    /// A proximity-pairing sighting of a known accessory without an IRK.
+    mutating func heard(_ id: BluetoothAddress, at address: BluetoothAddress, profile: Profile, gateway: String, now: Timestamp) {
+        candidates[address] = nil
+        var track = tracks[id] ?? Track(address: address, profile: profile, lastHeard: now, gateways: [:])
+        track.address = address
+        track.profile = profile
+        track.lastHeard = now
+        if track.gateways[gateway] == nil && track.gateways.count >= Self.gatewaysPerTrack,
+            let oldest = track.gateways.min(by: { $0.value < $1.value })?.key
+        {
+            track.gateways[oldest] = nil
+        }
+        track.gateways[gateway] = now
+        tracks[id] = track
+    }
+
+    /// The accessory is gone, or has an IRK now: it is not followed any more.
+    mutating func forget(_ id: BluetoothAddress) {
+        tracks[id] = nil
+    }
+
+    /// A proximity-pairing sighting from an address that belongs to no known accessory.
+    mutating func unknown(_ address: BluetoothAddress, profile: Profile, gateway: String, now: Timestamp) -> Decision {
+        var candidate: Candidate
+        if let known = candidates[address] {
+            candidate = known
+            candidate.lastSeen = now
+            candidate.profile = profile
+        } else {
+            makeRoom(now: now)
+            candidate = Candidate(firstSeen: now, lastSeen: now, profile: profile, gateways: [])
+        }
+        if candidate.gateways.count < Self.gatewaysPerTrack { candidate.gateways.insert(gateway) }
+        candidates[address] = candidate
+        let age = now.milliseconds(since: candidate.firstSeen)
+        guard age >= Self.settleMilliseconds, age <= Self.windowMilliseconds else { return .none }
+
+        let fitting = tracks.filter { fits($0.value, candidate, now: now) }.keys.sorted()
+        guard let id = fitting.first else { return .none }
+        if fitting.count > 1 {
+            return report(
+                address,
+                "new address \(address) (\(Self.name(profile.model))) fits \(fitting.count) accessories "
+                    + "(\(fitting.map(\.description).joined(separator: ", "))): not followed; give each an IRK (accessory/keys)")
+        }
+        let track = tracks[id]!
+        let rivals = candidates.filter { $0.key != address && fits(track, $0.value, now: now) }.keys.sorted()
+        if !rivals.isEmpty {
+            return report(
+                address,
+                "accessory \(id) (\(Self.name(profile.model))) fits \(rivals.count + 1) new addresses "
+                    + "(\(([address] + rivals).map(\.description).joined(separator: ", "))): not followed; give it an IRK (accessory/keys)")
+        }
+        candidates[address] = nil
+        heard(id, at: address, profile: profile, gateway: gateway, now: now)
+        return .follow(id)
+    }
+
+    /// Whether the candidate could be this accessory's next address (the rule on the type).
+    private func fits(_ track: Track, _ candidate: Candidate, now: Timestamp) -> Bool {
+        let silence = now.milliseconds(since: track.lastHeard)
+        guard track.profile.fits(candidate.profile),
+            candidate.firstSeen.milliseconds(since: track.lastHeard) >= -Self.overlapMilliseconds,
+            silence >= Self.silenceMilliseconds, silence <= availabilityMilliseconds,
+            now.milliseconds(since: candidate.firstSeen) <= Self.windowMilliseconds
+        else { return false }
+        return candidate.gateways.contains { gateway in
+            track.gateways[gateway].map { now.milliseconds(since: $0) <= availabilityMilliseconds } ?? false
+        }
+    }
+
+    /// The warning for an ambiguous candidate, once per candidate.
+    private mutating func report(_ address: BluetoothAddress, _ message: String) -> Decision {
+        guard candidates[address]?.reported == false else { return .none }
+        candidates[address]?.reported = true
+        return .ambiguous(message)
+    }
+
+    /// Evicts the candidate heard least recently when the table is full.
+    private mutating func makeRoom(now: Timestamp) {
+        guard candidates.count >= Self.candidateCapacity,
+            let stalest = candidates.min(by: { $0.value.lastSeen < $1.value.lastSeen })?.key
+        else { return }
+        candidates[stalest] = nil
+    }
+
+    private static func name(_ model: UInt16) -> String {
+        AppleProximityPairing.modelNames[model] ?? "model 0x\(String(model, radix: 16, uppercase: true))"
+    }
+}
