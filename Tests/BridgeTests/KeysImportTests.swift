@@ -366,6 +366,7 @@ struct KeysImportTests {
             _ = try await observer.request("accessory/rename", #""id":"\#(Fixture.airPods)","name":"Alice again""#)
             let state = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["name"] == "Alice again" }
             #expect(state?["gateway"] == "hall", "the rotating address resolved with the imported key: \(String(describing: state))")
+            #expect(state?["identity"] == "irk")
 
             // The request carried the key (it must); nothing else did.
             #expect(observer.messages(on: "aabridge/bridge/request/accessory/keys").count == 2)
