@@ -16,6 +16,8 @@ enum Command {
           validate     check the configuration and exit (--config PATH)
           simulate     publish a scenario of gateway messages (--config PATH --scenario FILE)
           healthcheck  exit 0 when the running bridge is online and healthy (--config PATH)
+          keys import-bluez  set accessories' IRKs from BlueZ's pairings through the running bridge
+                       (--config PATH --bluetooth-dir DIR --adapter ADDR --device ADDR --id ID --dry-run)
           version      print the version
 
         options:
@@ -29,6 +31,8 @@ enum Command {
             return 2
         }
         let options = Array(arguments.dropFirst())
+        // `keys` has subcommands, and its own usage and options.
+        if name == "keys" { return await KeysCommand.run(arguments: options) }
         if options.contains("--help") || options.contains("-h") {
             print(usage)
             return 0
@@ -66,18 +70,23 @@ enum Command {
 
     /// What is wrong with a command's options, or nil: an option the command does not know
     /// (a typo must not silently fall back to the default file), an option without its value,
-    /// an option given twice, or a stray argument.
-    static func usageProblem(_ options: [String], accepted: [String]) -> String? {
+    /// an option given twice, or a stray argument. `flags` are options that take no value.
+    static func usageProblem(_ options: [String], accepted: [String], flags: [String] = []) -> String? {
         var seen: Set<String> = []
         var index = 0
         while index < options.count {
             let option = options[index]
             guard option.hasPrefix("-") else { return "unexpected argument '\(option)'" }
-            guard accepted.contains(option) else {
-                let known = accepted.isEmpty ? "it takes no options" : "known: \(accepted.joined(separator: ", "))"
+            guard accepted.contains(option) || flags.contains(option) else {
+                let known =
+                    accepted.isEmpty && flags.isEmpty ? "it takes no options" : "known: \((accepted + flags).joined(separator: ", "))"
                 return "unknown option '\(option)' (\(known))"
             }
             guard seen.insert(option).inserted else { return "\(option) is given twice" }
+            if flags.contains(option) {
+                index += 1
+                continue
+            }
             guard index + 1 < options.count, !options[index + 1].hasPrefix("--") else { return "\(option) needs a value" }
             index += 2
         }

@@ -1,4 +1,4 @@
-// aabridge: the executable. Subcommands: run | validate | simulate | healthcheck | version.
+// aabridge: the executable. Subcommands: run | validate | simulate | healthcheck | keys import-bluez | version.
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())

@@ -1,0 +1,469 @@
+import AccessoryKit
+import Bridge
+import Configuration
+import Foundation
+import JSON
+import MQTT
+import Synchronization
+import Telemetry
+
+/// `aabridge keys import-bluez`: sets accessories' IRKs from the pairings BlueZ keeps on a Linux
+/// gateway box, through the running bridge's `accessory/keys` request (mqtt-api.md), so that the
+/// bridge commits them as it commits any key and nothing but the bridge touches its database.
+///
+/// A BlueZ device is imported into the accessory whose id is the device's identity address (its
+/// directory's name): that match cannot be wrong. A match by name could be (two people's
+/// "AirPods"), so it is made only for the accessory the user names with `--id`, and refused
+/// when more than one device fits. A key is never printed: every line says what matched or why
+/// not, and nothing else.
+///
+/// Exit status: 0 when every key was set (or, with `--dry-run`, would be), 1 when the broker or
+/// the bridge failed (unreachable, offline, no answer, an error response), 2 for a usage or
+/// input error (a bad option, an unreadable directory, an unknown adapter, device or accessory,
+/// an ambiguous name, nothing to import).
+enum KeysCommand {
+    static let usage = """
+        usage: aabridge keys import-bluez [--config PATH] [--bluetooth-dir DIR] [--adapter ADDR]
+                                          [--device ADDR] [--id ID] [--dry-run]
+
+        Sets accessories' IRKs from BlueZ's pairings (DIR/<adapter>/<device>/info) through the
+        running bridge. A device is imported into the accessory whose id is its address; with
+        --id, into that accessory, from the device named like it or the one --device names.
+        Keys are never printed.
+
+          --config PATH        the bridge's configuration (default config/aabridge.yaml)
+          --bluetooth-dir DIR  BlueZ's storage (default /var/lib/bluetooth, readable by root only)
+          --adapter ADDR       only this adapter's pairings
+          --device ADDR        only this BlueZ device
+          --id ID              the accessory to import into, by name or with --device
+          --dry-run            say what would be imported, and send nothing
+        """
+
+    static let valueOptions = ["--config", "--bluetooth-dir", "--adapter", "--device", "--id"]
+    static let flags = ["--dry-run"]
+    /// How long the bridge has to answer one request (it commits the key first).
+    static let responseTimeout: Duration = .seconds(10)
+    /// How long to wait for the retained `bridge/state` and `bridge/accessories`, which the
+    /// broker sends right after the subscription is acknowledged.
+    static let retainedTimeout: Duration = .seconds(3)
+
+    /// What the user chose on the command line.
+    struct Selection {
+        var directory = BlueZPairingStore.defaultDirectory
+        var adapter: BluetoothAddress?
+        var device: BluetoothAddress?
+        var accessory: BluetoothAddress?
+        var dryRun = false
+    }
+
+    /// An accessory as `bridge/accessories` shows it.
+    struct Accessory {
+        var id: BluetoothAddress
+        var name: String
+        var hasIRK: Bool
+
+        var label: String { "\(id) \"\(name)\"" }
+    }
+
+    /// One BlueZ device (under one or more adapters) and what becomes of it.
+    struct Entry {
+        var devices: [BlueZPairingStore.Device]
+        var outcome: Outcome
+
+        var address: BluetoothAddress { devices[0].address }
+
+        var label: String { KeysCommand.label(devices) }
+    }
+
+    /// `F0:99:B6:12:34:56 ("Alice’s AirPods", adapter 00:1A:7D:DA:71:13)`: how a line names a device.
+    static func label(_ devices: [BlueZPairingStore.Device]) -> String {
+        let name = devices.lazy.compactMap(\.name).first.map { "\"\($0)\", " } ?? ""
+        let adapters = devices.map(\.adapter.description).joined(separator: ", ")
+        return "\(devices[0].address) (\(name)adapter\(devices.count > 1 ? "s" : "") \(adapters))"
+    }
+
+    enum Outcome {
+        case importInto(Accessory, AccessoryKey, because: String)
+        case skip(String)
+    }
+
+    struct Failure: Error {
+        var status: Int32
+        var message: String
+    }
+
+    static func run(arguments: [String]) async -> Int32 {
+        guard let subcommand = arguments.first, !subcommand.hasPrefix("-") else {
+            if arguments.contains("--help") || arguments.contains("-h") {
+                print(usage)
+                return 0
+            }
+            printError("aabridge keys: name a subcommand (import-bluez)\n\n\(usage)")
+            return 2
+        }
+        guard subcommand == "import-bluez" else {
+            printError("aabridge keys: unknown subcommand '\(subcommand)' (known: import-bluez)\n\n\(usage)")
+            return 2
+        }
+        let options = Array(arguments.dropFirst())
+        if options.contains("--help") || options.contains("-h") {
+            print(usage)
+            return 0
+        }
+        if let problem = Command.usageProblem(options, accepted: valueOptions, flags: flags) {
+            printError("aabridge keys import-bluez: \(problem)\n\n\(usage)")
+            return 2
+        }
+        do {
+            return try await importBlueZ(options: options)
+        } catch {
+            printError("aabridge keys import-bluez: \(error.message)")
+            return error.status
+        }
+    }
+
+    static func importBlueZ(options: [String]) async throws(Failure) -> Int32 {
+        let selection = try parse(options)
+        guard let configuration = Command.loadConfiguration(options) else { return ConfigurationErrors.exitStatus }
+        let store: BlueZPairingStore
+        do {
+            store = try BlueZPairingStore.read(directory: selection.directory, adapter: selection.adapter)
+        } catch {
+            let hint =
+                error.isPermissionDenied
+                ? " (BlueZ keeps its pairings readable by root only: run this with sudo, or copy the directory and name the copy with --bluetooth-dir)"
+                : ""
+            throw Failure(status: 2, message: "\(error)\(hint)")
+        }
+        var devices = store.devices
+        if let device = selection.device {
+            devices = devices.filter { $0.address == device }
+            guard !devices.isEmpty else {
+                let known = store.devices.map(\.address.description)
+                throw Failure(
+                    status: 2,
+                    message:
+                        "no BlueZ device \(device) under \(store.directory) (devices: \(known.isEmpty ? "none" : Set(known).sorted().joined(separator: ", ")))"
+                )
+            }
+        }
+        guard !devices.isEmpty else {
+            throw Failure(status: 2, message: "nothing to import: no paired devices under \(store.directory)")
+        }
+        let groups = group(devices)
+        // Devices without a key need nothing from the bridge: say so without a broker.
+        guard groups.contains(where: { usableKey($0) != nil }) else {
+            for devices in groups { print("\(label(devices)): \(reasonWithoutKey(devices))") }
+            throw Failure(status: 2, message: "nothing to import: no BlueZ device under \(store.directory) has an IRK")
+        }
+
+        let topics = Topics(base: configuration.mqtt.baseTopic)
+        let mqtt: MQTTClient
+        do {
+            var client = try BridgeRuntime.clientConfiguration(configuration, topics: topics)
+            client.clientID = "aabridge-keys-\(getpid())"
+            client.will = nil
+            mqtt = try MQTTClient(configuration: client)
+            try await mqtt.connect()
+        } catch let error as MQTTError {
+            throw Failure(status: 1, message: "broker not reachable: \(error.message)")
+        } catch {
+            throw Failure(status: 1, message: "broker not reachable: \(error)")
+        }
+        let inbox = Inbox()
+        let reader = inbox.collect(mqtt.messages)
+        defer { reader.cancel() }
+        do {
+            let status = try await importBlueZ(
+                groups: groups, selection: selection, topics: topics, mqtt: mqtt, inbox: inbox)
+            await mqtt.disconnect()
+            return status
+        } catch {
+            await mqtt.disconnect()
+            throw error
+        }
+    }
+
+    static func importBlueZ(
+        groups: [[BlueZPairingStore.Device]], selection: Selection, topics: Topics, mqtt: MQTTClient, inbox: Inbox
+    ) async throws(Failure) -> Int32 {
+        let response = topics.response("accessory/keys")
+        do {
+            try await mqtt.subscribe(response)
+            try await mqtt.subscribe(topics.bridgeState)
+            try await mqtt.subscribe(topics.bridgeAccessories)
+        } catch {
+            throw Failure(status: 1, message: "cannot subscribe: \(error.message)")
+        }
+        await inbox.wait(timeout: retainedTimeout) { messages in
+            messages.contains { $0.topic == topics.bridgeState } && messages.contains { $0.topic == topics.bridgeAccessories }
+        }
+        guard let published = inbox.last(on: topics.bridgeAccessories) else {
+            throw Failure(
+                status: 1,
+                message:
+                    "no retained \(topics.bridgeAccessories): the bridge never ran against this broker (is --config the bridge's configuration?)"
+            )
+        }
+        let accessories = try parseAccessories(published, topic: topics.bridgeAccessories)
+        let state = inbox.last(on: topics.bridgeState).flatMap { try? JSONParser.parse($0.payload) }?["state"]?.stringValue
+        if !selection.dryRun, state != "online" {
+            throw Failure(
+                status: 1, message: "the bridge is \(state ?? "not running") (\(topics.bridgeState)): start it, then run this again")
+        }
+
+        let entries = try plan(groups: groups, accessories: accessories, selection: selection)
+        let imports = entries.filter { if case .importInto = $0.outcome { true } else { false } }
+        guard !imports.isEmpty else {
+            for entry in entries { print("\(entry.label): \(describe(entry.outcome))") }
+            throw Failure(status: 2, message: "nothing to import: no BlueZ device with an IRK matched an accessory")
+        }
+        if selection.dryRun {
+            for entry in entries {
+                switch entry.outcome {
+                case .importInto(let accessory, _, let because):
+                    print("\(entry.label): would import its IRK into \(accessory.label) (\(because))")
+                case .skip: print("\(entry.label): \(describe(entry.outcome))")
+                }
+            }
+            return 0
+        }
+
+        var failed = false
+        var bridgeSilent = false
+        for (index, entry) in entries.enumerated() {
+            guard case .importInto(let accessory, let key, let because) = entry.outcome else {
+                print("\(entry.label): \(describe(entry.outcome))")
+                continue
+            }
+            guard !bridgeSilent else {
+                print("\(entry.label): not sent to \(accessory.label): the bridge did not answer the previous request")
+                continue
+            }
+            let transaction = "aabridge-keys-\(getpid())-\(index)-\(UInt32.random(in: 0...UInt32.max))"
+            let request: JSONValue = .object([
+                ("id", .string(accessory.id.description)), ("irk", .string(key.hexDigits)), ("transaction", .string(transaction)),
+            ])
+            do {
+                try await mqtt.publishAcknowledged(
+                    topic: topics.requestPrefix + "accessory/keys", payload: request.bytes, qos: .atLeastOnce)
+            } catch {
+                throw Failure(status: 1, message: "cannot publish the request: \(error.message)")
+            }
+            let answer = await inbox.first(timeout: responseTimeout) { message in
+                message.topic == response
+                    && (try? JSONParser.parse(message.payload))?["transaction"]?.stringValue == transaction
+            }
+            guard let answer, let body = try? JSONParser.parse(answer.payload) else {
+                print(
+                    "\(entry.label): no answer from the bridge within \(responseTimeout.components.seconds) s on \(response) (is it a version with accessory/keys?)"
+                )
+                failed = true
+                bridgeSilent = true
+                continue
+            }
+            if body["status"]?.stringValue == "ok" {
+                let keys = body["data"]?["keys"]
+                let encryption = keys?["encryption_key"]?.boolValue == true ? "set" : "not set"
+                let irk = keys?["irk"]?.boolValue == true ? "set" : "NOT set"
+                print(
+                    "\(entry.label): imported its IRK into \(accessory.label) (\(because)); the bridge reports: IRK \(irk), encryption key \(encryption)"
+                )
+                if keys?["irk"]?.boolValue != true { failed = true }
+            } else {
+                let code = body["error"]?["code"]?.stringValue ?? "unknown"
+                let message = body["error"]?["message"]?.stringValue ?? "no message"
+                print("\(entry.label): the bridge refused the IRK for \(accessory.label): \(code): \(message)")
+                failed = true
+            }
+        }
+        return failed ? 1 : 0
+    }
+
+    // MARK: - Matching
+
+    /// Decides each device's outcome. Without `--id`, a device goes to the accessory whose id
+    /// is its address; with `--id`, only into that accessory, from the one device that fits.
+    static func plan(
+        groups: [[BlueZPairingStore.Device]], accessories: [Accessory], selection: Selection
+    ) throws(Failure)
+        -> [Entry]
+    {
+        let byID = Dictionary(accessories.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        guard let target = selection.accessory else {
+            return groups.map { devices in
+                guard let key = usableKey(devices) else { return Entry(devices: devices, outcome: .skip(reasonWithoutKey(devices))) }
+                guard let accessory = byID[devices[0].address] else {
+                    return Entry(
+                        devices: devices,
+                        outcome: .skip(
+                            "not imported: no accessory has this id (to import it into an accessory by name, run again with --id <accessory id>)"
+                        ))
+                }
+                return Entry(devices: devices, outcome: .importInto(accessory, key, because: identityReason(accessory)))
+            }
+        }
+        guard let accessory = byID[target] else {
+            let known = accessories.map(\.label).joined(separator: ", ")
+            throw Failure(
+                status: 2, message: "--id: the bridge has no accessory \(target) (accessories: \(known.isEmpty ? "none" : known))")
+        }
+        let chosen = try choose(groups: groups, for: accessory, selection: selection)
+        if let owner = byID[chosen.address], owner.id != accessory.id {
+            throw Failure(
+                status: 2,
+                message:
+                    "BlueZ device \(chosen.address) is accessory \(owner.label) itself: its IRK is that accessory's, not \(accessory.label)'s"
+            )
+        }
+        return groups.map { devices in
+            guard devices[0].address == chosen.address, let key = usableKey(devices) else {
+                return Entry(devices: devices, outcome: .skip("not imported: --id \(accessory.id) imports from one device only"))
+            }
+            let because =
+                chosen.address == accessory.id
+                ? identityReason(accessory)
+                : selection.device != nil ? "chosen with --device and --id" : "its name is the accessory's, chosen with --id"
+            return Entry(devices: devices, outcome: .importInto(accessory, key, because: because))
+        }
+    }
+
+    /// The device whose IRK goes to `accessory` under `--id`: the one `--device` names, or the
+    /// one at the accessory's own address, or the only one with an IRK named like the accessory.
+    static func choose(
+        groups: [[BlueZPairingStore.Device]], for accessory: Accessory, selection: Selection
+    ) throws(Failure)
+        -> BlueZPairingStore.Device
+    {
+        if selection.device != nil {
+            // parse() already kept only that device.
+            let devices = groups[0]
+            guard usableKey(devices) != nil else {
+                throw Failure(status: 2, message: "BlueZ device \(devices[0].address): \(reasonWithoutKey(devices))")
+            }
+            return devices[0]
+        }
+        let withKeys = groups.filter { usableKey($0) != nil }
+        if let own = withKeys.first(where: { $0[0].address == accessory.id }) { return own[0] }
+        let wanted = comparable(accessory.name)
+        let named = withKeys.filter { devices in
+            devices.contains { [$0.name, $0.alias].contains { $0.map(comparable) == wanted } }
+        }
+        switch named.count {
+        case 1: return named[0][0]
+        case 0:
+            let known = withKeys.map(label).joined(separator: ", ")
+            throw Failure(
+                status: 2,
+                message:
+                    "no BlueZ device with an IRK is named \"\(accessory.name)\" (devices with an IRK: \(known.isEmpty ? "none" : known)); name the device with --device ADDR"
+            )
+        default:
+            let addresses = named.map(\.[0].address.description).joined(separator: ", ")
+            throw Failure(
+                status: 2,
+                message:
+                    "\(named.count) BlueZ devices with an IRK are named \"\(accessory.name)\" (\(addresses)): name the right one with --device ADDR"
+            )
+        }
+    }
+
+    /// The same device paired with several adapters appears once per adapter: one group each.
+    static func group(_ devices: [BlueZPairingStore.Device]) -> [[BlueZPairingStore.Device]] {
+        Dictionary(grouping: devices, by: \.address).values.sorted { $0[0].address < $1[0].address }
+    }
+
+    /// The group's IRK, when its adapters agree on one.
+    static func usableKey(_ devices: [BlueZPairingStore.Device]) -> AccessoryKey? {
+        let keys = Set(devices.compactMap(\.key))
+        return keys.count == 1 ? keys.first : nil
+    }
+
+    static func reasonWithoutKey(_ devices: [BlueZPairingStore.Device]) -> String {
+        if Set(devices.compactMap(\.key)).count > 1 {
+            return "skipped: its adapters hold different IRKs for it; choose one with --adapter ADDR"
+        }
+        guard case .failure(let problem) = devices[0].identityResolvingKey else { return "skipped" }
+        return "skipped: \(problem)"
+    }
+
+    static func identityReason(_ accessory: Accessory) -> String {
+        "its id is this device's identity address" + (accessory.hasIRK ? "; replaces the IRK it has" : "")
+    }
+
+    static func describe(_ outcome: Outcome) -> String {
+        switch outcome {
+        case .importInto(let accessory, _, _): "imports into \(accessory.label)"
+        case .skip(let reason): reason
+        }
+    }
+
+    /// Names as people type them: case, surrounding spaces and the kind of apostrophe (Apple
+    /// names accessories "Alice’s AirPods" with U+2019) do not tell two names apart.
+    static func comparable(_ name: String) -> String {
+        name.trimmingCharacters(in: .whitespaces).lowercased().replacingOccurrences(of: "\u{2019}", with: "'")
+            .replacingOccurrences(of: "\u{2018}", with: "'")
+    }
+
+    // MARK: - Input
+
+    static func parse(_ options: [String]) throws(Failure) -> Selection {
+        var selection = Selection()
+        selection.directory = Command.value(of: "--bluetooth-dir", in: options) ?? BlueZPairingStore.defaultDirectory
+        selection.adapter = try address(of: "--adapter", in: options)
+        selection.device = try address(of: "--device", in: options)
+        selection.accessory = try address(of: "--id", in: options)
+        selection.dryRun = options.contains("--dry-run")
+        return selection
+    }
+
+    static func address(of flag: String, in options: [String]) throws(Failure) -> BluetoothAddress? {
+        guard let text = Command.value(of: flag, in: options) else { return nil }
+        guard let address = BluetoothAddress(text) else {
+            throw Failure(status: 2, message: "\(flag) '\(text)' is not a Bluetooth address (A1:B2:C3:D4:E5:F6)")
+        }
+        return address
+    }
+
+    static func parseAccessories(_ message: MQTTMessage, topic: String) throws(Failure) -> [Accessory] {
+        guard let value = try? JSONParser.parse(message.payload, maximumSize: max(JSONParser.maximumSize, message.payload.count)),
+            let array = value.arrayValue
+        else {
+            throw Failure(status: 1, message: "\(topic) is not a JSON array: is the broker's \(topic) aabridge's?")
+        }
+        return array.compactMap { object in
+            guard let id = object["id"]?.stringValue.flatMap({ BluetoothAddress($0) }) else { return nil }
+            return Accessory(id: id, name: object["name"]?.stringValue ?? "", hasIRK: object["keys"]?["irk"]?.boolValue == true)
+        }
+    }
+
+    /// Every message the client receives, kept for the command's few waits (one consumer of
+    /// `messages`, read under a lock by the command's task).
+    final class Inbox: Sendable {
+        private let messages = Mutex<[MQTTMessage]>([])
+
+        func collect(_ stream: AsyncStream<MQTTMessage>) -> Task<Void, Never> {
+            Task {
+                for await message in stream { messages.withLock { $0.append(message) } }
+            }
+        }
+
+        func last(on topic: String) -> MQTTMessage? { messages.withLock { $0.last { $0.topic == topic } } }
+
+        /// Waits until `condition` holds for the messages so far, or `timeout` passes.
+        @discardableResult
+        func wait(timeout: Duration, until condition: ([MQTTMessage]) -> Bool) async -> Bool {
+            let deadline = ContinuousClock.now + timeout
+            while true {
+                if messages.withLock({ condition($0) }) { return true }
+                if ContinuousClock.now >= deadline { return false }
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+        }
+
+        func first(timeout: Duration, where matches: (MQTTMessage) -> Bool) async -> MQTTMessage? {
+            guard await wait(timeout: timeout, until: { $0.contains(where: matches) }) else { return nil }
+            return messages.withLock { $0.first(where: matches) }
+        }
+    }
+}
