@@ -1,11 +1,12 @@
+import AccessoryKit
 import Foundation
 import JSON
 import MQTT
-import Telemetry
 import TestSupport
 import Testing
 
 @testable import Bridge
+@testable import Telemetry
 
 /// identity.md over a real broker: keys given at run time, rotations followed with and
 /// without them, and keys never shown.
@@ -232,5 +233,46 @@ struct IdentityKeysFlowTests {
         #expect(!observer.json(on: Self.airPodsState).contains { $0["address"] == .string(next) })
         #expect(await harness.stop() == 0)
         await observer.disconnect()
+    }
+
+    // MARK: Encrypted proximity payload
+
+    /// The fixture's clear proximity-pairing bytes (left bud broadcasting, 50 %), colour 0x00, a
+    /// zero byte, then `plaintext` encrypted with `key`, as OpenMQTTGateway publishes them.
+    static func encryptedAdvertisement(from address: String, plaintext: [UInt8], key: String) throws -> (topic: String, payload: String) {
+        let parsed = try AccessoryKey.parse(key).get()
+        let encrypted = try #require(AppleProximityPairing.encrypt(plaintext: plaintext, with: parsed))
+        let data = "4c000719010e2022f58f00000a" + Hex.encode(encrypted)
+        let topicID = address.replacingOccurrences(of: ":", with: "")
+        return ("home/kitchen/BTtoMQTT/\(topicID)", #"{"id":"\#(address)","mac_type":1,"manufacturerdata":"\#(data)","rssi":-52}"#)
+    }
+
+    @Test("with an encryption key, battery levels come in 1 % steps; a rotating address whose payload does not decrypt is not the accessory's")
+    func encryptedPayload() async throws {
+        try await withBridge { _, observer async throws in
+            let encryptionKey = "000102030405060708090a0b0c0d0e0f"
+            let keys = try await observer.request(
+                "accessory/keys", #""id":"\#(Fixture.airPods)","irk":"\#(Self.irkHex)","encryption_key":"\#(encryptionKey)""#)
+            #expect(keys["data"]?["keys"] == ["irk": true, "encryption_key": true], "\(keys.serialized)")
+            // Left (the broadcasting bud) 53 %, right 63 %, case 100 %.
+            let plaintext: [UInt8] = [0x01, 53, 63, 100] + Array(repeating: 0, count: 12)
+            let own = try Self.encryptedAdvertisement(from: Fixture.airPods, plaintext: plaintext, key: encryptionKey)
+            try await observer.publish(own.topic, own.payload)
+            let state = await observer.waitFor(Self.airPodsState) { $0["battery"]?["left"] == 53 }
+            #expect(state?["battery"] == ["left": 53, "right": 63, "case": 100])
+
+            // A resolvable address of the accessory's IRK, but a payload encrypted with another key.
+            // (Garbage passes the check by chance about one time in ten when only one clear level
+            // is known, see docs/telemetry.md; under this key the left level decrypts to 85, not ~50.)
+            let rotated = try Self.resolvableAddress(prand: 0x4B4B4B)
+            let forged = try Self.encryptedAdvertisement(from: rotated, plaintext: plaintext, key: "0f0e0d0c0b0a09080706050403020100")
+            try await observer.publish(forged.topic, forged.payload)
+            let genuine = try Self.encryptedAdvertisement(
+                from: try Self.resolvableAddress(prand: 0x5C5C5C), plaintext: [0x01, 55, 63, 100] + Array(repeating: 0, count: 12),
+                key: encryptionKey)
+            try await observer.publish(genuine.topic, genuine.payload)
+            await observer.waitFor(Self.airPodsState) { $0["battery"]?["left"] == 55 && $0["identity"] == "irk" }
+            #expect(!observer.json(on: Self.airPodsState).contains { $0["address"] == .string(rotated) })
+        }
     }
 }

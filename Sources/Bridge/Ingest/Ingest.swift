@@ -178,13 +178,24 @@ struct Ingest {
         switch parser.parse(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds) {
         case .advertisement(let advertisement):
             var outcome = IngestOutcome()
-            let (identity, attribution) = attribute(advertisement, at: now, outcome: &outcome)
+            var (identity, attribution) = attribute(advertisement, at: now, outcome: &outcome)
+            // With an encryption key the end of the proximity payload must decrypt consistently
+            // (identity.md, Keys); a rotating address whose payload does not is not this
+            // accessory's. Its own address stays its own, with the clear 10 % levels.
+            var decrypted: DecryptedProximityStatus?
+            if let key = keys[identity]?.encryptionKey, let pairing = advertisement.appleProximityPairing,
+                pairing.encryptedPayload != nil
+            {
+                decrypted = pairing.decrypted(with: key)
+                if decrypted == nil && attribution != .address { (identity, attribution) = (advertisement.address, .address) }
+            }
             let product = products[identity]
             var sighting = advertisement.sighting(
                 identity: identity, decoder: product.flatMap { decoders[$0] } ?? .none,
                 hardware: product.flatMap { hardware[$0] })
             sighting.heardFrom = advertisement.address
             sighting.attribution = attribution
+            if let battery = decrypted?.battery, sighting.decoded != nil { sighting.decoded?.battery = battery }
             outcome.effect = .telemetry(.sighting(sighting), context: "sighting", refresh: identity)
             outcome.gatewaysChanged = gateways.seen(advertisement.gateway, through: entry, at: now)
             return outcome
