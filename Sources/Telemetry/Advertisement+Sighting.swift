@@ -12,10 +12,11 @@ extension Advertisement {
         var serviceDataByUUID: [BluetoothUUID: [UInt8]] = [:]
         for entry in serviceData { serviceDataByUUID[entry.uuid] = entry.data }
         // Descriptors and availability need a signal strength; a sighting without one
-        // (a decoded-only message) still proves the accessory is around, at the floor.
+        // (a decoded-only message) still proves the accessory is around, at the floor, but
+        // says nothing about distance: it is marked so that it does not count for the room.
         return AdvertisementSighting(
             gateway: gateway, address: identity, rssi: rssi ?? TelemetryLimits.rssiRange.lowerBound, name: name,
             manufacturerData: manufacturer, serviceData: serviceDataByUUID, serviceUUIDs: serviceUUIDs,
-            decoded: decoder.decode(self, hardware: hardware))
+            decoded: decoder.decode(self, hardware: hardware), rssiMeasured: rssi != nil)
     }
 }

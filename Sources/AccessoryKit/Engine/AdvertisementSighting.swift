@@ -36,6 +36,10 @@ public struct AdvertisementSighting: Hashable, Sendable {
     public var attribution: IdentityAttribution
     /// Received signal strength in dBm.
     public var rssi: Int
+    /// Whether the gateway measured ``rssi``. A sighting without one (a decoded-only message)
+    /// carries the floor value so that availability and descriptors still work, but it says
+    /// nothing about distance, so it does not count for the room.
+    public var rssiMeasured: Bool
     /// The advertised local name.
     public var name: String?
     /// Manufacturer-specific data.
@@ -52,13 +56,14 @@ public struct AdvertisementSighting: Hashable, Sendable {
         gateway: String, address: BluetoothAddress, rssi: Int, name: String? = nil,
         manufacturerData: ManufacturerData? = nil, serviceData: [BluetoothUUID: [UInt8]] = [:],
         serviceUUIDs: [BluetoothUUID] = [], decoded: Decoded? = nil, heardFrom: BluetoothAddress? = nil,
-        attribution: IdentityAttribution = .address
+        attribution: IdentityAttribution = .address, rssiMeasured: Bool = true
     ) {
         self.gateway = gateway
         self.address = address
         self.heardFrom = heardFrom ?? address
         self.attribution = attribution
         self.rssi = rssi
+        self.rssiMeasured = rssiMeasured
         self.name = name
         self.manufacturerData = manufacturerData
         self.serviceData = serviceData

@@ -6,10 +6,13 @@ extension BridgeEngine {
         let id = sighting.address
         if let index = records.index(forKey: id) {
             // In-place through the index: one hash per sighting, no copy of the record.
-            let (wasAvailable, identityChanged, followed) = Self.update(&records.values[index]) { record in
+            let (wasAvailable, identityChanged, followed, roomChanged) = Self.update(&records.values[index]) { record in
                 record.lastSeen = now
                 record.rssi = sighting.rssi
                 if record.gateway != sighting.gateway { record.gateway = sighting.gateway }
+                // The floor value of a sighting without an RSSI would pull the room's average down.
+                let roomChanged =
+                    sighting.rssiMeasured && record.room.heard(gateway: sighting.gateway, rssi: sighting.rssi, at: now)
                 var identityChanged = false
                 if record.address != sighting.heardFrom || record.attribution != sighting.attribution {
                     record.address = sighting.heardFrom
@@ -25,9 +28,10 @@ extension BridgeEngine {
                     record.followedAddress = sighting.heardFrom
                     followed = true
                 }
-                return (record.available, identityChanged, followed)
+                return (record.available, identityChanged, followed, roomChanged)
             }
             if identityChanged { markChanged(id) }
+            if roomChanged { roomMoved(id) }
             if followed { emit(.storage(.saveFollowedAddress(id, sighting.heardFrom))) }
             if !wasAvailable { becameAvailable(id, now: now) }
             if let decoded = sighting.decoded { apply(decoded, to: id, now: now) }
@@ -87,7 +91,14 @@ extension BridgeEngine {
             case .preferredSource(let source):
                 changeSources(id, reason: .preferredSource, preferenceOnly: true, now: now) { $0.prefer(source) }
             case .rssi(let rssi):
-                withRecord(id) { $0.rssi = rssi }
+                let roomChanged = withRecord(id) { record -> Bool in
+                    record.rssi = rssi
+                    // Native telemetry names the gateway that relayed it, which heard the accessory
+                    // at this strength; a `/set` payload names none and says nothing about rooms.
+                    guard let gateway = report.gateway else { return false }
+                    return record.room.heard(gateway: gateway, rssi: rssi, at: now)
+                }
+                if roomChanged == true { roomMoved(id) }
             case .battery(let battery):
                 let changed = withRecord(id) { record -> Bool in
                     guard record.battery != battery else { return false }
@@ -261,6 +272,9 @@ extension BridgeEngine {
     /// can see, so its sources are cleared (a stale identifier is a defect).
     mutating func becameUnavailable(_ id: BluetoothAddress, now: Timestamp) {
         records[id]?.available = false
+        // Its gateways' averages are as stale as its sources: when it is heard again, the room
+        // starts over from the first gateway that hears it.
+        records[id]?.room = RoomTracker()
         emit(.availabilityChanged(id, available: false))
         markChanged(id)
         clearSources(id, now: now)
@@ -312,6 +326,7 @@ extension BridgeEngine {
         // Availability first: a placement committed in the same tick must not route to an
         // accessory that is already gone.
         if let due = availabilityCheckAt, now >= due { expireAvailability(now: now) }
+        if let due = roomCheckAt, now >= due { expireRooms(now: now) }
         while placementQueueHead < placementQueue.count, placementQueue[placementQueueHead].deadline <= now {
             let (deadline, id) = placementQueue[placementQueueHead]
             placementQueueHead += 1
@@ -364,6 +379,32 @@ extension BridgeEngine {
             clearSources(id, now: now)
         }
         for id in expired.sorted() { becameUnavailable(id, now: now) }
+    }
+
+    // MARK: Rooms
+
+    /// A room changed: published at once, and its expiry may be earlier than the check time.
+    mutating func roomMoved(_ id: BluetoothAddress) {
+        markChanged(id)
+        if let due = records[id]?.room.nextExpiry, roomCheckAt.map({ due < $0 }) ?? true { roomCheckAt = due }
+    }
+
+    /// Expires the rooms whose gateway has not heard the accessory for the window and computes
+    /// when the next one can. A room's expiry only moves later while the room stays (its gateway
+    /// hears it again), and a change of room schedules its own, so the check time is a safe lower
+    /// bound: the scan runs about once per window instead of on every tick.
+    mutating func expireRooms(now: Timestamp) {
+        var next: Timestamp?
+        var index = records.startIndex
+        while index != records.endIndex {
+            let (moved, due) = Self.update(&records.values[index].room) { room in
+                (room.expire(at: now), room.nextExpiry)
+            }
+            if moved { markChanged(records.keys[index]) }
+            if let due, next.map({ due < $0 }) ?? true { next = due }
+            records.formIndex(after: &index)
+        }
+        roomCheckAt = next
     }
 
     /// Records that an accessory heard at `lastSeen` can expire; keeps the earliest check time.

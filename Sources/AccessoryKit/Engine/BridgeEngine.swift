@@ -28,6 +28,8 @@ public struct BridgeEngine: Sendable {
         var followedAddress: BluetoothAddress?
         var keys = AccessoryKeys()
         var model: String?
+        /// The gateway that hears it best (identity.md, Rooms); reset when it becomes unavailable.
+        var room = RoomTracker()
         let hardware: HardwareType
         let hardwareCapabilities: AccessoryControlDevice.Capabilities
         let autoRegister: Bool
@@ -49,6 +51,8 @@ public struct BridgeEngine: Sendable {
     var sourceIndex: [BluetoothAddress: [BluetoothAddress]] = [:]
     /// When the next availability expiry can happen (nil: nothing available).
     var availabilityCheckAt: Timestamp?
+    /// No room expires before this (nil: no accessory has a room); see `expireRooms`.
+    var roomCheckAt: Timestamp?
     /// Debounce deadlines in the order they were set. The window is constant and time only
     /// moves forward, so the queue is sorted; an entry whose filter was restarted, reverted or
     /// removed since is skipped when it comes up (the restart pushed a newer entry).
@@ -114,7 +118,9 @@ public struct BridgeEngine: Sendable {
             routes: listedSources(id).filter { routes[$0] == id }.sorted(), available: record.available,
             rssi: record.rssi, gateway: record.gateway, battery: record.battery, lastSeen: record.lastSeen,
             lastError: record.lastError, address: record.address, identity: record.attribution, keys: record.keys.presence,
-            model: record.model)
+            // An accessory nobody hears is in no room (its tracker is reset then; this also
+            // covers the moment between the timeout and the reset).
+            model: record.model, room: record.available ? record.room.room : nil)
     }
 
     /// The keys of every accessory that has any (for the runtime's resolver and decoders; the
@@ -148,11 +154,12 @@ public struct BridgeEngine: Sendable {
     /// The presented picker, nil when idle.
     public var picker: Picker? { session.picker }
 
-    /// The earliest time a `.tick` has work (debounce, picker timeout, availability expiry),
-    /// for the runtime's timer.
+    /// The earliest time a `.tick` has work (debounce, picker timeout, availability and room
+    /// expiry), for the runtime's timer.
     public var nextDeadline: Timestamp? {
         var deadline = session.nextDeadline
         if let due = availabilityCheckAt, deadline.map({ due < $0 }) ?? true { deadline = due }
+        if let due = roomCheckAt, deadline.map({ due < $0 }) ?? true { deadline = due }
         if placementQueueHead < placementQueue.count {
             let due = placementQueue[placementQueueHead].deadline
             if deadline.map({ due < $0 }) ?? true { deadline = due }
