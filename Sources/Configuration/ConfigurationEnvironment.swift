@@ -13,11 +13,12 @@ enum ConfigurationEnvironment {
         paths.append(["log", "level"])
         paths.append(["log", "format"])
         for key in ["placement_debounce_ms", "availability_timeout_s", "immediate_rssi"] { paths.append(["switching", key]) }
+        paths.append(["identity", "follow"])
         return paths
     }()
 
     /// The sections whose variables are checked for typos.
-    static let sections = ["MQTT", "HOMEASSISTANT", "STORAGE", "HEALTH", "LOG", "SWITCHING"]
+    static let sections = ["MQTT", "HOMEASSISTANT", "STORAGE", "HEALTH", "LOG", "SWITCHING", "IDENTITY"]
 
     /// The variable name for a key path: `AABRIDGE_MQTT_RECONNECT_MIN_S`.
     static func variable(for path: [String]) -> String {

@@ -24,6 +24,7 @@ import Testing
                 "AABRIDGE_HOMEASSISTANT_ENABLED": "false",
                 "AABRIDGE_HEALTH_INTERVAL_S": "15",
                 "AABRIDGE_SWITCHING_PLACEMENT_DEBOUNCE_MS": "0",
+                "AABRIDGE_IDENTITY_FOLLOW": "false",
                 "AABRIDGE_CONFIG": "ignored: not a section variable",
                 "HOME": "/root",
             ])
@@ -36,6 +37,7 @@ import Testing
         #expect(!configuration.homeAssistant.enabled)
         #expect(configuration.health.intervalSeconds == 15)
         #expect(configuration.switching.placementDebounceMilliseconds == 0)
+        #expect(!configuration.identity.follow)
     }
 
     @Test func passwordFromTheEnvironmentIsLiteral() throws {
