@@ -46,4 +46,32 @@ struct StorageFailureFlowTests {
             #expect(registered["status"] == "ok")
         }
     }
+
+    @Test("keys whose write cannot be committed are answered unknown and not used: nothing changes")
+    func keysNotStored() async throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") else {
+            Issue.record("sqlite3 is not installed")
+            return
+        }
+        try await withBridge { harness, observer async throws in
+            let lockLog = harness.directory.appendingPathComponent("lock.log").path
+            let locker = try ChildProcess(
+                path: "/usr/bin/sqlite3", arguments: [harness.databasePath, "BEGIN EXCLUSIVE;", ".shell sleep 6.5", "COMMIT;"],
+                output: lockLog)
+            defer { locker.stop(signal: SIGKILL) }
+            try await Task.sleep(for: .milliseconds(400))
+            let refused = try await observer.request(
+                "accessory/keys", #""id":"\#(Fixture.headphones)","irk":"\#(IdentityKeysFlowTests.irkHex)""#, timeout: .seconds(9))
+            #expect(refused["error"]?["code"] == "unknown", "\(refused.serialized)")
+            _ = locker.wait()
+
+            // The key was not taken: a rotating address of it is still nobody.
+            let address = try IdentityKeysFlowTests.resolvableAddress(prand: 0x616161)
+            try await IdentityKeysFlowTests.sighting(observer, from: address)
+            _ = try await observer.request("accessory/rename", #""id":"\#(Fixture.headphones)","name":"Unchanged""#)
+            let state = await observer.waitFor("aabridge/accessory/\(Fixture.headphonesTopic)") { $0["name"] == "Unchanged" }
+            #expect(state?["keys"]?["irk"] == false)
+            #expect(state?["address"] != .string(address))
+        }
+    }
 }
