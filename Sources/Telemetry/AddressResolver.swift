@@ -8,8 +8,9 @@ import AccessoryKit
 /// address resolved to, and that it resolved to none. The cache holds at most
 /// ``cacheCapacity`` addresses; when full it starts again empty (rotated addresses are never
 /// heard again, so nothing finer than that is worth its bookkeeping). Its storage is kept
-/// across those resets, so a flood of fresh addresses costs one table of ``cacheCapacity``
-/// entries (about 16 bytes each, 256 KiB at the default 10,000) and never more.
+/// across those resets, so a flood of fresh addresses costs one hash table sized for
+/// ``cacheCapacity`` entries of 12 bytes (16,384 slots, about 200 KiB, at the default 10,000)
+/// and never more.
 public struct AddressResolver<Identity: Hashable & Sendable>: Sendable {
     /// The keys to try, with the identity each one stands for. Changing them forgets the cache.
     public var keys: [(identity: Identity, key: IdentityResolvingKey)] {

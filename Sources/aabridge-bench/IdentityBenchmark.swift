@@ -330,7 +330,13 @@ enum IdentityBenchmark {
                 for await seconds in group { longest = max(longest, seconds) }
                 return longest
             }
-            let answered = await responses.wait(timeout: 1_200) { arrivals in
+            var exited = false
+            let answered = await responses.wait(timeout: 300) { arrivals in
+                // A bridge that died answers nothing: stop waiting for it.
+                if !child.isRunning {
+                    exited = true
+                    return true
+                }
                 var answered = 0
                 var last: UInt64 = 0
                 for arrival in arrivals.reversed() where arrival.topic == responseTopic {
@@ -342,6 +348,9 @@ enum IdentityBenchmark {
                 }
                 if answered == floodPublishers { end = last }
                 return answered == floodPublishers
+            }
+            if exited {
+                throw E2E.Failure("aabridge exited during burst \(b + 1) of \(bursts), status \(child.wait())")
             }
             if !answered {
                 drained = false
