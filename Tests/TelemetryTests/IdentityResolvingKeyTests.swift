@@ -69,6 +69,86 @@ import Testing
         }
     }
 
+    @Test func reusedContextKeepsGivingTheSpecificationAnswer() {
+        // One key, one context, many blocks: nothing carries over from one call to the next.
+        for round in 0..<2_000 {
+            #expect(Self.specKey.hash(prand: 0x708194) == 0x0DFBAA)
+            // Other blocks in between, each checked against a context made for that block alone.
+            let prand = UInt32(0x40_0000 | (round &* 2_654_435_761) & 0x3F_FFFF)
+            let fresh = IdentityResolvingKey.aes128Encrypt(key: Self.specKey.bytes, block: Self.block(prand))
+            #expect(Self.specKey.hash(prand: prand) == fresh.map(Self.low24))
+        }
+        // Copies share the context and answer the same.
+        let copy = Self.specKey
+        #expect(copy == Self.specKey && copy.hashValue == Self.specKey.hashValue)
+        #expect(copy.hash(prand: 0x708194) == 0x0DFBAA)
+    }
+
+    @Test func manyKeysEachWithItsOwnContext() throws {
+        // 1,000 keys with the specification key at several places: each key's reused context
+        // agrees with a fresh one, and the resolver finds the specification key wherever it is.
+        var state: UInt64 = 0x1234_5678
+        func next() -> UInt8 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return UInt8(truncatingIfNeeded: state >> 56)
+        }
+        var keys = try (0..<1_000).map { _ in try #require(IdentityResolvingKey(bytes: (0..<16).map { _ in next() })) }
+        for key in keys.prefix(50) {
+            let fresh = IdentityResolvingKey.aes128Encrypt(key: key.bytes, block: Self.block(0x708194))
+            #expect(key.hash(prand: 0x708194) == fresh.map(Self.low24))
+        }
+        let sample = try #require(BluetoothAddress("70:81:94:0D:FB:AA"))
+        for position in [0, 1, 499, 999] {
+            keys[position] = Self.specKey
+            var resolver = AddressResolver(keys: keys.enumerated().map { (identity: $0.offset, key: $0.element) })
+            #expect(resolver.resolve(sample) == position)
+            #expect(resolver.resolve(sample) == position) // cached
+            keys[position] = try #require(IdentityResolvingKey(bytes: (0..<16).map { _ in next() }))
+        }
+    }
+
+    @Test func contextIsSafeToShareAcrossTasks() async {
+        let key = Self.specKey
+        let answers = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    (0..<500).allSatisfy { _ in key.hash(prand: 0x708194) == 0x0DFBAA }
+                }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(answers == Array(repeating: true, count: 8))
+    }
+
+    @Test func aFloodOfFreshAddressesStaysWithinTheCacheBound() throws {
+        var resolver = AddressResolver(keys: [(identity: "spec", key: Self.specKey)], cacheCapacity: 1_000)
+        #expect(resolver.cacheCapacity == 1_000)
+        var highest = 0
+        for n: UInt64 in 0..<5_000 {
+            // Fresh resolvable-looking addresses (top bits 0b01) that no key resolves...
+            #expect(resolver.resolve(BluetoothAddress(rawValue: 0x4000_0000_0000 | n &* 0x9E37_79B9)) == nil)
+            highest = max(highest, resolver.cachedCount)
+            // ...and addresses that are not resolvable private, never cached at all.
+            #expect(resolver.resolve(BluetoothAddress(rawValue: 0xC000_0000_0000 | n)) == nil)
+        }
+        #expect(highest == 1_000)
+        #expect(resolver.cachedCount <= 1_000)
+        // Still answers correctly after the resets.
+        #expect(resolver.resolve(try #require(BluetoothAddress("70:81:94:0D:FB:AA"))) == "spec")
+        // The default bound.
+        #expect(AddressResolver<String>(keys: []).cacheCapacity == 10_000)
+    }
+
+    static func block(_ prand: UInt32) -> [UInt8] {
+        var block = [UInt8](repeating: 0, count: 16)
+        block[13] = UInt8(truncatingIfNeeded: prand >> 16)
+        block[14] = UInt8(truncatingIfNeeded: prand >> 8)
+        block[15] = UInt8(truncatingIfNeeded: prand)
+        return block
+    }
+
+    static func low24(_ output: [UInt8]) -> UInt32 { UInt32(output[13]) << 16 | UInt32(output[14]) << 8 | UInt32(output[15]) }
+
     @Test(arguments: ["", "ec0234a357c8ad05341010a60a397d9", "ec0234a357c8ad05341010a60a397d9b00", "zz0234a357c8ad05341010a60a397d9b"])
     func rejectsMalformedKeys(_ hex: String) {
         #expect(IdentityResolvingKey(hex: hex) == nil)
