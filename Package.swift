@@ -30,7 +30,8 @@ let package = Package(
         .target(name: "HomeAssistant", dependencies: ["AccessoryKit", "Configuration", "JSON"]),
         // The runtime: MQTT in and out, the engine, storage, discovery.
         .target(name: "Bridge", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "HomeAssistant"]),
-        .executableTarget(name: "aabridge", dependencies: ["AccessoryKit", "Bridge", "Configuration", "JSON", "MQTT", "Storage", "Telemetry"]),
+        .executableTarget(
+            name: "aabridge", dependencies: ["AccessoryKit", "Bridge", "Configuration", "JSON", "MQTT", "Storage", "Telemetry"]),
         .executableTarget(
             name: "aabridge-bench",
             dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "Bridge", "LocalProcess"]),

@@ -36,16 +36,9 @@ enum HealthcheckCommand {
 
     static func check(configuration: BridgeConfiguration, topics: Topics) async -> Result<String, Reason> {
         let mqtt: MQTTClient
-        do {
-            var client = try BridgeRuntime.clientConfiguration(configuration, topics: topics)
-            client.clientID = "aabridge-healthcheck-\(getpid())"
-            client.will = nil
-            mqtt = try MQTTClient(configuration: client)
-            try await mqtt.connect()
-        } catch let error as MQTTError {
-            return .failure(Reason(message: "broker not reachable: \(error.message)"))
-        } catch {
-            return .failure(Reason(message: "broker not reachable: \(error)"))
+        switch await CommandClient.connect(configuration, topics: topics, role: "healthcheck") {
+        case .success(let client): mqtt = client
+        case .failure(let failure): return .failure(Reason(message: failure.message))
         }
         var state: JSONValue?
         var health: JSONValue?

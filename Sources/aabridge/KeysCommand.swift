@@ -159,16 +159,9 @@ enum KeysCommand {
 
         let topics = Topics(base: configuration.mqtt.baseTopic)
         let mqtt: MQTTClient
-        do {
-            var client = try BridgeRuntime.clientConfiguration(configuration, topics: topics)
-            client.clientID = "aabridge-keys-\(getpid())"
-            client.will = nil
-            mqtt = try MQTTClient(configuration: client)
-            try await mqtt.connect()
-        } catch let error as MQTTError {
-            throw Failure(status: 1, message: "broker not reachable: \(error.message)")
-        } catch {
-            throw Failure(status: 1, message: "broker not reachable: \(error)")
+        switch await CommandClient.connect(configuration, topics: topics, role: "keys") {
+        case .success(let client): mqtt = client
+        case .failure(let failure): throw Failure(status: 1, message: failure.message)
         }
         let inbox = Inbox()
         let reader = inbox.collect(mqtt.messages)

@@ -247,7 +247,9 @@ struct IdentityKeysFlowTests {
         return ("home/kitchen/BTtoMQTT/\(topicID)", #"{"id":"\#(address)","mac_type":1,"manufacturerdata":"\#(data)","rssi":-52}"#)
     }
 
-    @Test("with an encryption key, battery levels come in 1 % steps; a rotating address whose payload does not decrypt is not the accessory's")
+    @Test(
+        "with an encryption key, battery levels come in 1 % steps; a rotating address whose payload does not decrypt is not the accessory's"
+    )
     func encryptedPayload() async throws {
         try await withBridge { _, observer async throws in
             let encryptionKey = "000102030405060708090a0b0c0d0e0f"
