@@ -18,8 +18,9 @@ struct Ingest {
     private var resolver: AddressResolver<BluetoothAddress>
     /// Each accessory's keys, as the engine holds them (``track(_:)``).
     private var keys: [BluetoothAddress: AccessoryKeys] = [:]
-    /// Follows rotations of accessories without an IRK; `nil` when `identity.follow` is off.
-    private var follower: RotationFollower?
+    /// Follows rotations of accessories without an IRK, when `identity.follow` is on.
+    private var follower: RotationFollower
+    private let follows: Bool
     /// The address each accessory was followed to without a key, and back.
     private var followed: [BluetoothAddress: BluetoothAddress] = [:]
     private var followedAddress: [BluetoothAddress: BluetoothAddress] = [:]
@@ -50,9 +51,8 @@ struct Ingest {
         gateways = GatewayTracker(configuration: configuration)
         // The keys come from the engine at ``know(_:keys:followed:)`` (stored ones, and the file's).
         resolver = AddressResolver(keys: [])
-        follower =
-            configuration.identity.follow
-            ? RotationFollower(availabilityMilliseconds: configuration.switching.availabilityTimeoutSeconds * 1000) : nil
+        follower = RotationFollower(availabilityMilliseconds: configuration.switching.availabilityTimeoutSeconds * 1000)
+        follows = configuration.identity.follow
         decoders = Dictionary(configuration.products.map { ($0.name, $0.placementDecoder) }, uniquingKeysWith: { first, _ in first })
         hardware = Dictionary(configuration.products.map { ($0.name, $0.product.hardware) }, uniquingKeysWith: { first, _ in first })
         self.homeAssistant = homeAssistant
@@ -79,12 +79,12 @@ struct Ingest {
                 products[id] = nil
                 if keys.removeValue(forKey: id) != nil { keysChanged = true }
                 if let address = followedAddress.removeValue(forKey: id) { followed[address] = nil }
-                follower?.forget(id)
+                follower.forget(id)
             case .keysChanged(let id, let new):
                 keys[id] = new.isEmpty ? nil : new
                 keysChanged = true
                 // With an IRK its addresses are resolved, not followed.
-                if new.irk != nil { follower?.forget(id) }
+                if new.irk != nil { follower.forget(id) }
             default: break
             }
         }
@@ -239,10 +239,10 @@ struct Ingest {
         if let id = resolver.resolve(address) { return (id, .irk) }
         let known: (BluetoothAddress, IdentityAttribution)? =
             followed[address].map { ($0, .followed) } ?? (products[address] != nil ? (address, .address) : nil)
-        guard var follower, follower.isTracking || known != nil, let pairing = advertisement.appleProximityPairing else {
+        // The follower is mutated in place (a local copy would copy its tables on every sighting).
+        guard follows, follower.isTracking || known != nil, let pairing = advertisement.appleProximityPairing else {
             return known ?? (address, .address)
         }
-        defer { self.follower = follower }
         if let (id, attribution) = known {
             if keys[id]?.irk == nil {
                 follower.heard(id, at: address, profile: .init(pairing), gateway: advertisement.gateway, now: now)

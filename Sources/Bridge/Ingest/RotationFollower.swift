@@ -79,6 +79,18 @@ struct RotationFollower {
         var lastHeard: Timestamp
         /// Gateway -> when it last heard the accessory.
         var gateways: [String: Timestamp]
+
+        mutating func heard(at address: BluetoothAddress, profile: Profile, gateway: String, now: Timestamp) {
+            self.address = address
+            self.profile = profile
+            lastHeard = now
+            if gateways[gateway] == nil && gateways.count >= RotationFollower.gatewaysPerTrack,
+                let oldest = gateways.min(by: { $0.value < $1.value })?.key
+            {
+                gateways[oldest] = nil
+            }
+            gateways[gateway] = now
+        }
     }
 
     private struct Candidate {
@@ -106,19 +118,16 @@ struct RotationFollower {
     var candidateCount: Int { candidates.count }
 
     /// A proximity-pairing sighting of a known accessory without an IRK.
+    ///
+    /// Runs for every advertisement of such an accessory, so the track is updated in place
+    /// (a copy would copy its gateway table each time).
     mutating func heard(_ id: BluetoothAddress, at address: BluetoothAddress, profile: Profile, gateway: String, now: Timestamp) {
-        candidates[address] = nil
-        var track = tracks[id] ?? Track(address: address, profile: profile, lastHeard: now, gateways: [:])
-        track.address = address
-        track.profile = profile
-        track.lastHeard = now
-        if track.gateways[gateway] == nil && track.gateways.count >= Self.gatewaysPerTrack,
-            let oldest = track.gateways.min(by: { $0.value < $1.value })?.key
-        {
-            track.gateways[oldest] = nil
+        if !candidates.isEmpty { candidates.removeValue(forKey: address) }
+        if let index = tracks.index(forKey: id) {
+            tracks.values[index].heard(at: address, profile: profile, gateway: gateway, now: now)
+        } else {
+            tracks[id] = Track(address: address, profile: profile, lastHeard: now, gateways: [gateway: now])
         }
-        track.gateways[gateway] = now
-        tracks[id] = track
     }
 
     /// The accessory is gone, or has an IRK now: it is not followed any more.
