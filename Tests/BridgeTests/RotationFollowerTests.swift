@@ -124,7 +124,8 @@ struct RotationFollowerTests {
             }
         }
         #expect(!decisions.contains(.follow(Self.alice)))
-        #expect(decisions.count == 2)
+        // One warning: the second address's comes within the warnings' interval.
+        #expect(decisions.count == 1)
         for case .ambiguous(let message) in decisions { #expect(message.contains("fits 2 new addresses")) }
     }
 
@@ -158,5 +159,33 @@ struct RotationFollowerTests {
             _ = follower.unknown(address, profile: Self.airPods, gateway: "kitchen", now: Self.at(11 + Double(index) / 1000))
         }
         #expect(follower.candidateCount == RotationFollower.candidateCapacity)
+    }
+
+    @Test("ambiguity warnings are limited to one per 10 s, the next one counting those left out")
+    func warningsAreLimited() {
+        var follower = Self.follower()
+        for second in 0...10 {
+            follower.heard(Self.bob, at: Self.bob, profile: Self.airPods, gateway: "kitchen", now: Self.at(Double(second)))
+        }
+        var warnings: [String] = []
+        for index in 0..<40 {
+            let address = BluetoothAddress(rawValue: 0x5A_0000_0000_00 | UInt64(index))
+            for second in [11.0, 14.5] {
+                let time = second + Double(index % 4) * 0.1
+                if case .ambiguous(let message) = follower.unknown(address, profile: Self.airPods, gateway: "kitchen", now: Self.at(time)) {
+                    warnings.append(message)
+                }
+            }
+        }
+        #expect(warnings.count == 1)
+        // Another burst after the interval: one warning, counting the 39 left out.
+        let late = BluetoothAddress(rawValue: 0x5A_0000_0000_FF)
+        _ = follower.unknown(late, profile: Self.airPods, gateway: "kitchen", now: Self.at(22))
+        let decision = follower.unknown(late, profile: Self.airPods, gateway: "kitchen", now: Self.at(25.5))
+        guard case .ambiguous(let message) = decision else {
+            Issue.record("expected a warning, got \(decision)")
+            return
+        }
+        #expect(message.contains("39 more look-alikes"))
     }
 }

@@ -72,6 +72,9 @@ struct RotationFollower {
     static let batteryTolerance = 10
     static let candidateCapacity = 256
     static let gatewaysPerTrack = 16
+    /// At most one ambiguity warning this often: look-alikes advertising in numbers (a shop, or
+    /// someone forging them) must not flood `bridge/log`.
+    static let reportIntervalMilliseconds: Int64 = 10_000
 
     private struct Track {
         var address: BluetoothAddress
@@ -106,6 +109,8 @@ struct RotationFollower {
     let availabilityMilliseconds: Int64
     private var tracks: [BluetoothAddress: Track] = [:]
     private var candidates: [BluetoothAddress: Candidate] = [:]
+    private var lastReport: Timestamp?
+    private var unreported = 0
 
     init(availabilityMilliseconds: Int64) {
         self.availabilityMilliseconds = availabilityMilliseconds
@@ -155,7 +160,7 @@ struct RotationFollower {
         guard let id = fitting.first else { return .none }
         if fitting.count > 1 {
             return report(
-                address,
+                address, now: now,
                 "new address \(address) (\(Self.name(profile.model))) fits \(fitting.count) accessories "
                     + "(\(fitting.map(\.description).joined(separator: ", "))): not followed; give each an IRK (accessory/keys)")
         }
@@ -163,7 +168,7 @@ struct RotationFollower {
         let rivals = candidates.filter { $0.key != address && fits(track, $0.value, now: now) }.keys.sorted()
         if !rivals.isEmpty {
             return report(
-                address,
+                address, now: now,
                 "accessory \(id) (\(Self.name(profile.model))) fits \(rivals.count + 1) new addresses "
                     + "(\(([address] + rivals).map(\.description).joined(separator: ", "))): not followed; give it an IRK (accessory/keys)")
         }
@@ -185,11 +190,18 @@ struct RotationFollower {
         }
     }
 
-    /// The warning for an ambiguous candidate, once per candidate.
-    private mutating func report(_ address: BluetoothAddress, _ message: String) -> Decision {
+    /// The warning for an ambiguous candidate, once per candidate and at most once per
+    /// ``reportIntervalMilliseconds`` (the next one counts those left out meanwhile).
+    private mutating func report(_ address: BluetoothAddress, now: Timestamp, _ message: String) -> Decision {
         guard candidates[address]?.reported == false else { return .none }
         candidates[address]?.reported = true
-        return .ambiguous(message)
+        if let lastReport, now.milliseconds(since: lastReport) < Self.reportIntervalMilliseconds {
+            unreported += 1
+            return .none
+        }
+        lastReport = now
+        defer { unreported = 0 }
+        return .ambiguous(unreported == 0 ? message : message + " (\(unreported) more look-alikes not followed since the last warning)")
     }
 
     /// Evicts the candidate heard least recently when the table is full.
