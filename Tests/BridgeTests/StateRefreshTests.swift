@@ -38,8 +38,16 @@ struct StateRefreshTests {
         #expect(health["status"] == "ok")
         #expect(observer.messages(on: stateTopic).count == before)
 
+        // Still inside the interval, two thirds of the way: nothing is republished. (The
+        // sighting also keeps the room: a room not heard for 30 s expires, which is a change
+        // of its own that this test is not about.)
+        clock.advance(by: Publisher.stateRefreshMilliseconds * 2 / 3)
+        try await observer.publish("home/hall/BTtoMQTT/\(Fixture.headphonesTopic)", sighting)
+        _ = try await observer.request("health")
+        #expect(observer.messages(on: stateTopic).count == before)
+
         // After the interval: the next sighting republishes the state with what it brought.
-        clock.advance(by: Publisher.stateRefreshMilliseconds + 1)
+        clock.advance(by: Publisher.stateRefreshMilliseconds / 3 + 1)
         try await observer.publish("home/hall/BTtoMQTT/\(Fixture.headphonesTopic)", sighting)
         let republished = await observer.messages.wait(timeout: .seconds(20)) { elements in
             elements.filter { $0.topic == stateTopic }.count >= before + 1
