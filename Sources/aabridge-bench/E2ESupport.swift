@@ -221,6 +221,28 @@ enum E2E {
         func snapshot() -> [Arrival] { storage.arrivals.withLock { $0 } }
         func arrival(at index: Int) -> Arrival? { storage.arrivals.withLock { index < $0.count ? $0[index] : nil } }
 
+        /// Sends the bridge's `health` request with `transaction` through `probe` (whose
+        /// messages this recorder records) and returns the answer's `data`, which comes after
+        /// everything published before the request.
+        func health(through probe: MQTTClient, transaction: Int, timeout: Double) async throws -> JSONValue {
+            let responseTopic = "aabridge/bridge/response/health"
+            let before = count
+            try await probe.publishAcknowledged(
+                topic: "aabridge/bridge/request/health", string: #"{"transaction":\#(transaction)}"#, qos: .atLeastOnce)
+            var found: JSONValue?
+            _ = await wait(timeout: timeout) { arrivals in
+                for arrival in arrivals[min(before, arrivals.count)...] where arrival.topic == responseTopic {
+                    if let object = E2E.object(arrival.payload), object["transaction"]?.intValue == transaction {
+                        found = object["data"]
+                        return true
+                    }
+                }
+                return false
+            }
+            guard let found else { throw E2E.Failure("no health response for transaction \(transaction)") }
+            return found
+        }
+
         /// Waits until `condition` holds on what arrived (true) or `timeout` seconds pass (false),
         /// without holding a thread of the cooperative pool (the in-process bridge needs them).
         func wait(timeout: Double, pollMicroseconds: Int = 1_000, until condition: ([Arrival]) -> Bool) async -> Bool {

@@ -115,24 +115,7 @@ enum E2EThroughputBenchmark {
         /// Asks the bridge for its health and returns it (after everything published before).
         func health() async throws -> JSONValue {
             transaction += 1
-            let before = responses.snapshot().filter { $0.topic == responseTopic }.count
-            try await probe.publishAcknowledged(
-                topic: "aabridge/bridge/request/health", string: #"{"transaction":\#(transaction)}"#, qos: .atLeastOnce)
-            var found: JSONValue?
-            let tx = transaction
-            _ = await responses.wait(timeout: 60) { arrivals in
-                let list = arrivals.filter { $0.topic == responseTopic }
-                guard list.count > before else { return false }
-                for arrival in list[before...] {
-                    if let object = E2E.object(arrival.payload), object["transaction"]?.intValue == tx {
-                        found = object["data"]
-                        return true
-                    }
-                }
-                return false
-            }
-            guard let found else { throw E2E.Failure("no health response for transaction \(tx)") }
-            return found
+            return try await responses.health(through: probe, transaction: transaction, timeout: 60)
         }
 
         /// Publishes `count` messages split over the publishers (each then sends one health

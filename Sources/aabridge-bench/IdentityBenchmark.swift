@@ -261,21 +261,7 @@ enum IdentityBenchmark {
         var transaction = 0
         func health() async throws -> JSONValue {
             transaction += 1
-            let tx = transaction
-            try await probe.publishAcknowledged(
-                topic: "aabridge/bridge/request/health", string: #"{"transaction":\#(tx)}"#, qos: .atLeastOnce)
-            var found: JSONValue?
-            _ = await responses.wait(timeout: 600) { arrivals in
-                for arrival in arrivals.reversed() where arrival.topic == responseTopic {
-                    if let object = E2E.object(arrival.payload), object["transaction"]?.intValue == tx {
-                        found = object["data"]
-                        return true
-                    }
-                }
-                return false
-            }
-            guard let found else { throw E2E.Failure("no health response for transaction \(tx)") }
-            return found
+            return try await responses.health(through: probe, transaction: transaction, timeout: 600)
         }
 
         // Settled: a few seconds after online, and the health answer before the flood.
