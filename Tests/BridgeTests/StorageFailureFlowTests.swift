@@ -9,6 +9,16 @@ import Testing
 /// Commit before acknowledge: a request whose storage write fails is not acknowledged.
 @Suite("Storage failures over MQTT")
 struct StorageFailureFlowTests {
+    /// Another process takes the database's write lock and holds it for 6.5 s, longer than the
+    /// store's 5 s busy timeout; returns once it has it (about).
+    static func holdWriteLock(_ harness: BridgeHarness) async throws -> ChildProcess {
+        let locker = try ChildProcess(
+            path: "/usr/bin/sqlite3", arguments: [harness.databasePath, "BEGIN EXCLUSIVE;", ".shell sleep 6.5", "COMMIT;"],
+            output: harness.directory.appendingPathComponent("lock.log").path)
+        try await Task.sleep(for: .milliseconds(400))
+        return locker
+    }
+
     @Test("a register whose write cannot be committed (database locked) is answered unknown and changes nothing")
     func lockedDatabase() async throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/sqlite3") else {
@@ -16,15 +26,8 @@ struct StorageFailureFlowTests {
             return
         }
         try await withBridge { harness, observer async throws in
-            // Another process holds the write lock longer than the store's 5 s busy timeout.
-            let lockLog = harness.directory.appendingPathComponent("lock.log").path
-            let locker = try ChildProcess(
-                path: "/usr/bin/sqlite3",
-                arguments: [
-                    harness.databasePath, "BEGIN EXCLUSIVE;", ".shell sleep 6.5", "COMMIT;",
-                ], output: lockLog)
+            let locker = try await Self.holdWriteLock(harness)
             defer { locker.stop(signal: SIGKILL) }
-            try await Task.sleep(for: .milliseconds(400))
             let refused = try await observer.request(
                 "accessory/register",
                 #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"],"primary_source":"\#(Fixture.phone)""#,
@@ -54,12 +57,8 @@ struct StorageFailureFlowTests {
             return
         }
         try await withBridge { harness, observer async throws in
-            let lockLog = harness.directory.appendingPathComponent("lock.log").path
-            let locker = try ChildProcess(
-                path: "/usr/bin/sqlite3", arguments: [harness.databasePath, "BEGIN EXCLUSIVE;", ".shell sleep 6.5", "COMMIT;"],
-                output: lockLog)
+            let locker = try await Self.holdWriteLock(harness)
             defer { locker.stop(signal: SIGKILL) }
-            try await Task.sleep(for: .milliseconds(400))
             let refused = try await observer.request(
                 "accessory/keys", #""id":"\#(Fixture.headphones)","irk":"\#(IdentityKeysFlowTests.irkHex)""#, timeout: .seconds(9))
             #expect(refused["error"]?["code"] == "unknown", "\(refused.serialized)")
