@@ -35,36 +35,31 @@ struct IdentityKeysFlowTests {
     func keysAtRunTime() async throws {
         let first = try BridgeHarness()
         defer { first.removeDirectory() }
-        var observer = try await Observer(broker: first.broker)
-        try await first.start(observer: observer)
-        let before = try Self.resolvableAddress(prand: 0x708194)
-        // Without a key the rotating address is nobody.
-        try await Self.sighting(observer, from: before)
-        let response = try await observer.request("accessory/keys", #""id":"\#(Fixture.headphones)","irk":"\#(Self.irkHex)""#)
-        #expect(response["status"] == "ok", "\(response.serialized)")
-        #expect(response["data"]?["id"] == .string(Fixture.headphones))
-        #expect(response["data"]?["keys"] == ["irk": true, "encryption_key": false])
-        await observer.waitFor(Self.headphonesState) { $0["keys"]?["irk"] == true }
+        try await first.run { observer in
+            let before = try Self.resolvableAddress(prand: 0x708194)
+            // Without a key the rotating address is nobody.
+            try await Self.sighting(observer, from: before)
+            let response = try await observer.request("accessory/keys", #""id":"\#(Fixture.headphones)","irk":"\#(Self.irkHex)""#)
+            #expect(response["status"] == "ok", "\(response.serialized)")
+            #expect(response["data"]?["id"] == .string(Fixture.headphones))
+            #expect(response["data"]?["keys"] == ["irk": true, "encryption_key": false])
+            await observer.waitFor(Self.headphonesState) { $0["keys"]?["irk"] == true }
 
-        try await Self.sighting(observer, from: before, room: "study", rssi: -48)
-        let resolved = await observer.waitFor(Self.headphonesState) { $0["address"] == .string(before) }
-        #expect(resolved?["identity"] == "irk")
-        #expect(resolved?["gateway"] == "study" && resolved?["rssi"] == -48)
-        #expect(resolved?["available"] == true)
-        #expect(await first.stop() == 0)
-        await observer.disconnect()
+            try await Self.sighting(observer, from: before, room: "study", rssi: -48)
+            let resolved = await observer.waitFor(Self.headphonesState) { $0["address"] == .string(before) }
+            #expect(resolved?["identity"] == "irk")
+            #expect(resolved?["gateway"] == "study" && resolved?["rssi"] == -48)
+            #expect(resolved?["available"] == true)
+        }
 
         // A restart reads the key from storage: the next rotation is recognised at once.
-        let second = try BridgeHarness(broker: first.broker, directory: first.directory)
-        observer = try await Observer(broker: first.broker)
-        try await second.start(observer: observer)
-        let after = try Self.resolvableAddress(prand: 0x2A5F01)
-        try await Self.sighting(observer, from: after, room: "hall")
-        let restarted = await observer.waitFor(Self.headphonesState) { $0["address"] == .string(after) }
-        #expect(restarted?["identity"] == "irk")
-        #expect(restarted?["keys"]?["irk"] == true)
-        #expect(await second.stop() == 0)
-        await observer.disconnect()
+        try await BridgeHarness(broker: first.broker, directory: first.directory).run { observer in
+            let after = try Self.resolvableAddress(prand: 0x2A5F01)
+            try await Self.sighting(observer, from: after, room: "hall")
+            let restarted = await observer.waitFor(Self.headphonesState) { $0["address"] == .string(after) }
+            #expect(restarted?["identity"] == "irk")
+            #expect(restarted?["keys"]?["irk"] == true)
+        }
     }
 
     @Test("the Keychain's base64 form works the same; null deletes the key and rotating addresses are nobody again")
@@ -140,20 +135,14 @@ struct IdentityKeysFlowTests {
     func configuredKeyAtEveryStart() async throws {
         let first = try BridgeHarness()
         defer { first.removeDirectory() }
-        var observer = try await Observer(broker: first.broker)
-        try await first.start(observer: observer)
-        #expect(await first.stop() == 0)
-        await observer.disconnect()
+        try await first.run { _ in }
 
-        let second = try BridgeHarness(broker: first.broker, directory: first.directory, headphonesIRK: Self.irkHex)
-        observer = try await Observer(broker: first.broker)
-        try await second.start(observer: observer)
-        let address = try Self.resolvableAddress(prand: 0x55AA55)
-        try await Self.sighting(observer, from: address)
-        let state = await observer.waitFor(Self.headphonesState) { $0["address"] == .string(address) }
-        #expect(state?["identity"] == "irk")
-        #expect(await second.stop() == 0)
-        await observer.disconnect()
+        try await BridgeHarness(broker: first.broker, directory: first.directory, headphonesIRK: Self.irkHex).run { observer in
+            let address = try Self.resolvableAddress(prand: 0x55AA55)
+            try await Self.sighting(observer, from: address)
+            let state = await observer.waitFor(Self.headphonesState) { $0["address"] == .string(address) }
+            #expect(state?["identity"] == "irk")
+        }
     }
 
     // MARK: Following without keys
@@ -224,15 +213,13 @@ struct IdentityKeysFlowTests {
     func followOff() async throws {
         let harness = try BridgeHarness(follow: false)
         defer { harness.removeDirectory() }
-        let observer = try await Observer(broker: harness.broker)
-        try await harness.start(observer: observer)
-        try await Self.advertise(observer, from: Fixture.airPods, for: 1.2)
-        await observer.waitFor(Self.airPodsState) { $0["available"] == true }
-        let next = try Self.resolvableAddress(irk: "000102030405060708090a0b0c0d0e0f", prand: 0x2E2E2E)
-        try await Self.advertise(observer, from: next, for: 8)
-        #expect(!observer.json(on: Self.airPodsState).contains { $0["address"] == .string(next) })
-        #expect(await harness.stop() == 0)
-        await observer.disconnect()
+        try await harness.run { observer in
+            try await Self.advertise(observer, from: Fixture.airPods, for: 1.2)
+            await observer.waitFor(Self.airPodsState) { $0["available"] == true }
+            let next = try Self.resolvableAddress(irk: "000102030405060708090a0b0c0d0e0f", prand: 0x2E2E2E)
+            try await Self.advertise(observer, from: next, for: 8)
+            #expect(!observer.json(on: Self.airPodsState).contains { $0["address"] == .string(next) })
+        }
     }
 
     // MARK: Encrypted proximity payload

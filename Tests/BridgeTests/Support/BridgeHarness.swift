@@ -271,16 +271,27 @@ func withBridge(
         availabilityTimeoutSeconds: availabilityTimeoutSeconds,
         healthIntervalSeconds: healthIntervalSeconds, homeAssistant: homeAssistant)
     defer { harness.removeDirectory() }
-    let observer = try await Observer(broker: harness.broker, subscribe: subscribe)
-    try await harness.start(observer: observer, prepare: prepare)
-    do {
-        try await body(harness, observer)
-    } catch {
-        await harness.stop()
+    try await harness.run(subscribe: subscribe, prepare: prepare) { observer in try await body(harness, observer) }
+}
+
+extension BridgeHarness {
+    /// Starts this bridge with a new observer, runs `body`, then stops the bridge (expecting a
+    /// clean exit) and the observer; the directory stays (a restart may reuse it).
+    func run(
+        subscribe: [String] = ["aabridge/#"], prepare: (BridgeRuntime) -> Void = { _ in },
+        _ body: (Observer) async throws -> Void
+    ) async throws {
+        let observer = try await Observer(broker: broker, subscribe: subscribe)
+        try await start(observer: observer, prepare: prepare)
+        do {
+            try await body(observer)
+        } catch {
+            await stop()
+            await observer.disconnect()
+            throw error
+        }
+        let status = await stop()
+        #expect(status == 0)
         await observer.disconnect()
-        throw error
     }
-    let status = await harness.stop()
-    #expect(status == 0)
-    await observer.disconnect()
 }
