@@ -91,14 +91,9 @@ extension BridgeEngine {
             case .preferredSource(let source):
                 changeSources(id, reason: .preferredSource, preferenceOnly: true, now: now) { $0.prefer(source) }
             case .rssi(let rssi):
-                let roomChanged = withRecord(id) { record -> Bool in
-                    record.rssi = rssi
-                    // Native telemetry names the relay that heard the accessory at this strength;
-                    // a `/set` payload names no gateway and says nothing about rooms.
-                    guard let gateway = report.gateway else { return false }
-                    return record.room.heard(gateway: gateway, rssi: rssi, at: now)
-                }
-                if roomChanged == true { roomMoved(id) }
+                // Rooms come from advertisements only (docs/rooms.md): a relay's report is not
+                // a measurement the room's smoothing was tuned for.
+                withRecord(id) { $0.rssi = rssi }
             case .battery(let battery):
                 let changed = withRecord(id) { record -> Bool in
                     guard record.battery != battery else { return false }
