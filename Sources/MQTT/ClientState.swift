@@ -29,7 +29,4 @@ struct ClientState: Sendable {
     var outstandingPublishes: Int { unacknowledged.count + outbox.count }
     var stopWaiters: [CheckedContinuation<Void, Never>] = []
     var statistics = MQTTStatistics()
-    /// Takes incoming messages on the network thread instead of ``MQTTClient/messages``
-    /// (``MQTTClient/setMessageHandler(_:)``).
-    var messageHandler: (@Sendable (MQTTMessage) -> Void)?
 }

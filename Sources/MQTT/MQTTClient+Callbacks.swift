@@ -88,14 +88,7 @@ extension MQTTClient {
     }
 
     fileprivate func received(_ message: MQTTMessage) {
-        let handler = state.withLock { state in
-            state.statistics.messagesIn += 1
-            return state.messageHandler
-        }
-        if let handler {
-            handler(message)
-            return
-        }
+        state.withLock { $0.statistics.messagesIn += 1 }
         if case .dropped = messageContinuation.yield(message) {
             // The stream is full (messageBufferLimit): the oldest message was dropped.
             state.withLock { $0.statistics.messagesDropped += 1 }

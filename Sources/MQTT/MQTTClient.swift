@@ -167,17 +167,3 @@ public final class MQTTClient: Sendable {
         stateContinuation.finish()
     }
 }
-
-extension MQTTClient {
-    /// Hands every incoming message to `handler` on libmosquitto's network thread, in the
-    /// order the broker delivered them, instead of queueing it on ``messages``.
-    ///
-    /// For a consumer that bounds its own queue and must choose what to drop: the
-    /// ``messages`` stream with a ``MQTTConfiguration/messageBufferLimit`` drops the oldest
-    /// message whatever it is, and a consumer task that falls behind by that many then loses
-    /// the important ones too. `handler` must be quick and must not block (it holds up the
-    /// network thread, keepalives included). Call it before connecting.
-    public func setMessageHandler(_ handler: @escaping @Sendable (MQTTMessage) -> Void) {
-        state.withLock { $0.messageHandler = handler }
-    }
-}

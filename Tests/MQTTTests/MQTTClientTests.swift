@@ -1,6 +1,5 @@
 import Foundation
 import LocalProcess
-import Synchronization
 import TestSupport
 import Testing
 
@@ -26,28 +25,6 @@ struct MQTTClientTests {
         #expect(received.allSatisfy { $0.qos == qos && !$0.retain })
         await publisher.client.disconnect()
         await subscriber.client.disconnect()
-    }
-
-    @Test("a message handler takes every message on the network thread, in order, even with a tiny stream bound")
-    func messageHandler() async throws {
-        let broker = try MosquittoBroker()
-        var configuration = testConfiguration(broker)
-        // With the stream this bound would drop all but the newest message.
-        configuration.messageBufferLimit = 1
-        let subscriber = try MQTTClient(configuration: configuration)
-        let received = Mutex<[String]>([])
-        subscriber.setMessageHandler { message in received.withLock { $0.append(message.topic) } }
-        try await subscriber.connect()
-        try await subscriber.subscribe("h/#", qos: .atLeastOnce)
-        let publisher = try await ConnectedClient(testConfiguration(broker))
-        for index in 0..<200 { try await publisher.client.publishAcknowledged(topic: "h/\(index)", string: "x", qos: .atLeastOnce) }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
-        while received.withLock({ $0.count }) < 200 && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-        #expect(received.withLock { $0 } == (0..<200).map { "h/\($0)" })
-        #expect(subscriber.statistics.messagesIn == 200)
-        #expect(subscriber.statistics.messagesDropped == 0)
-        await publisher.client.disconnect()
-        await subscriber.disconnect()
     }
 
     @Test("retained message reaches a later subscriber with the retain flag")

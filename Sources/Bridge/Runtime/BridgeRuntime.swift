@@ -130,10 +130,8 @@ public final class BridgeRuntime {
             minimum: .seconds(broker.reconnect.minimumSeconds),
             maximum: .seconds(broker.reconnect.maximumSeconds))
         client.will = .init(topic: topics.bridgeState, payload: Array(#"{"state":"offline"}"#.utf8), qos: .atLeastOnce, retain: true)
-        // The runtime takes messages on the network thread (``MQTTConnection/deliverMessages(to:)``),
-        // bounded by its Backlog; the commands that connect with this configuration read the
-        // stream, and a flood must not grow it without bound either: beyond this many waiting
-        // messages the oldest are dropped (and counted in the client statistics).
+        // A flood must not grow memory without bound: beyond this many waiting messages the
+        // oldest are dropped (and counted in the client statistics).
         client.messageBufferLimit = 100_000
         return client
     }
@@ -143,23 +141,22 @@ public final class BridgeRuntime {
         await activate()
         let connection = self.connection
         let sink = eventSink
-        // Before subscribing, so that no message can arrive ahead of the handler.
-        let inbox = self.inbox
-        let messageForwarder = connection.deliverMessages { inbox.forward($0) }
         for filter in ingest.router.subscriptionFilters {
             try? await connection.subscribe(filter, qos: .atLeastOnce)
         }
-        let forwarders =
-            [messageForwarder].compactMap { $0 } + [
-                Task { for await state in connection.connectionStates { sink.yield(.connection(state)) } },
-                Task {
-                    guard let signals else { return }
-                    for await signal in signals {
-                        sink.yield(.shutdown(signal: signal))
-                        break
-                    }
-                },
-            ]
+        let forwarders = [
+            Task { [inbox] in
+                for await message in connection.messages { inbox.forward(message) }
+            },
+            Task { for await state in connection.connectionStates { sink.yield(.connection(state)) } },
+            Task {
+                guard let signals else { return }
+                for await signal in signals {
+                    sink.yield(.shutdown(signal: signal))
+                    break
+                }
+            },
+        ]
         connection.start()
         logger.info(
             "aabridge \(BridgeModule.version) starting; broker \(configuration.mqtt.host):\(configuration.mqtt.port), base topic '\(topics.base)'"
