@@ -122,9 +122,6 @@ public struct AppleProximityPairing: Hashable, Sendable {
         nibble <= 10 ? Int(nibble) * 10 : nil
     }
 
-    /// `inEar` when at least one bud is in an ear, else `offHead`.
-    public var placement: AccessoryControlDevice.Placement { leftInEar || rightInEar ? .inEar : .offHead }
-
     /// The levels as the engine's battery (charging flags stay here: the contract does not
     /// publish them); `nil` when no level is known.
     public var battery: Battery? {
@@ -132,26 +129,9 @@ public struct AppleProximityPairing: Hashable, Sendable {
         return Battery(left: leftBattery, right: rightBattery, chargingCase: caseBattery)
     }
 
-    /// The marketing name of the model, when known.
-    public var modelName: String? { Self.modelNames[model] }
+    /// The model, when ``AppleModelCatalogue`` knows it.
+    public var knownModel: AppleModel? { AppleModelCatalogue.model(model) }
 
-    /// Model identifiers published by the sources above (and Apple's own accessory IDs).
-    public static let modelNames: [UInt16: String] = [
-        0x2002: "AirPods",
-        0x200F: "AirPods (2nd generation)",
-        0x2013: "AirPods (3rd generation)",
-        0x200E: "AirPods Pro",
-        0x2014: "AirPods Pro (2nd generation)",
-        0x2024: "AirPods Pro (2nd generation, USB-C)",
-        0x200A: "AirPods Max",
-        0x2003: "Powerbeats3",
-        0x200B: "Powerbeats Pro",
-        0x200C: "Beats Solo Pro",
-        0x2005: "BeatsX",
-        0x2006: "Beats Solo3",
-        0x2009: "Beats Studio3",
-        0x2010: "Beats Flex",
-        0x2011: "Beats Studio Buds",
-        0x2012: "Beats Fit Pro",
-    ]
+    /// The marketing name of the model, when known.
+    public var modelName: String? { knownModel?.name }
 }

@@ -80,11 +80,26 @@ public enum PlacementDecoder: Hashable, Sendable {
             return nil
         case .appleProximity:
             guard let pairing = advertisement.appleProximityPairing else { return nil }
-            return AdvertisementSighting.Decoded(
-                worn: pairing.placement.isWorn, placement: pairing.placement, battery: pairing.battery, model: pairing.modelName)
+            // A known model's own hardware type decides what worn means (AirPods Max are over
+            // the ear whatever the product says), and its own bits say worn; a model without a
+            // wear sensor gives battery and model only.
+            if let model = pairing.knownModel {
+                let placement = model.placement(pairing)
+                return AdvertisementSighting.Decoded(
+                    worn: placement?.isWorn, placement: placement, battery: pairing.battery, model: model.name)
+            }
+            var decoded = Self.reading(worn: pairing.leftInEar || pairing.rightInEar, hardware: hardware)
+            decoded.battery = pairing.battery
+            return decoded
         case .rule(let rule):
-            guard let worn = rule.worn(in: advertisement) else { return nil }
-            return AdvertisementSighting.Decoded(worn: worn, placement: hardware?.placement(worn: worn) ?? (worn ? nil : .offHead))
+            return rule.worn(in: advertisement).map { Self.reading(worn: $0, hardware: hardware) }
         }
+    }
+
+    /// A wear reading without a model to interpret it: the product's hardware type decides;
+    /// without one only "not worn" is a placement, and the engine maps "worn" by the
+    /// accessory's own hardware type.
+    private static func reading(worn: Bool, hardware: HardwareType?) -> AdvertisementSighting.Decoded {
+        AdvertisementSighting.Decoded(worn: worn, placement: hardware?.placement(worn: worn) ?? (worn ? nil : .offHead))
     }
 }

@@ -77,6 +77,53 @@ struct PickerFlowTests {
         }
     }
 
+    @Test("sources at pairing: select with primary_source registers the AirPods with it; advertisements alone route the phone")
+    func sourcesAtPairing() async throws {
+        try await withBridge { _, observer async throws in
+            #expect(try await observer.request("picker/show", #""products":["AirPods Pro"]"#)["status"] == "ok")
+            try await observer.publish(Fixture.advertisementTopic, Fixture.advertisementPayload)
+            await observer.waitFor(Self.picker) { ($0["candidates"]?.arrayValue?.count ?? 0) > 0 }
+            let selected = try await observer.request(
+                "picker/select",
+                #""id":"\#(Fixture.advertisementID)","primary_source":"\#(Fixture.phone)","secondary_source":"\#(Fixture.laptop)""#)
+            #expect(selected["status"] == "ok")
+            let current = try await observer.request("accessory/current", #""id":"\#(Fixture.advertisementID)""#)
+            #expect(current["data"]?["configuration"]?["primary_source"] == .string(Fixture.phone))
+            #expect(current["data"]?["configuration"]?["secondary_source"] == .string(Fixture.laptop))
+            // No firmware reports anything: the next advertisement says the left bud is in an ear.
+            try await observer.publish(Fixture.advertisementTopic, Fixture.advertisementPayload)
+            let route = await observer.waitFor("aabridge/source/\(Fixture.phoneTopic)/route") {
+                $0["target"] == .string(Fixture.advertisementID)
+            }
+            #expect(route?["reason"] == "placement:inEar")
+            let decision = await observer.waitFor("aabridge/accessory/F1E2D3C4B5A6/decision") { $0["source"] == .string(Fixture.phone) }
+            #expect(decision?["reason"] == "placement:inEar")
+        }
+    }
+
+    @Test("primary_source on select for a product without auto_register: invalidRequest, nothing is set up")
+    func sourcesNeedAutoRegister() async throws {
+        try await withBridge { _, observer async throws in
+            #expect(try await observer.request("picker/show", #""products":["Acme Studio Headphones"]"#)["status"] == "ok")
+            try await observer.publish(
+                "home/gw2/BTtoMQTT/D0C3D2A1B2C3",
+                #"{"id":"D0:C3:D2:A1:B2:C3","name":"Acme Studio 2","rssi":-58,"servicedatauuid":"fe2c","servicedata":"00aabbcc"}"#)
+            await observer.waitFor(Self.event) { $0["type"] == "accessoryDiscovered" }
+            let refused = try await observer.request(
+                "picker/select", #""id":"D0:C3:D2:A1:B2:C3","primary_source":"\#(Fixture.phone)""#)
+            #expect(refused["error"]?["code"] == "invalidRequest")
+            #expect(refused["error"]?["message"]?.stringValue?.contains("auto_register") == true)
+            #expect(!observer.eventTypes.drop { $0 != "pickerDidPresent" }.contains("accessoryAdded"))
+            #expect(observer.json(on: Self.picker).last?["state"] == "presented")
+            // A secondary without a primary is refused before anything is looked at.
+            let lonely = try await observer.request(
+                "picker/select", #""id":"D0:C3:D2:A1:B2:C3","secondary_source":"\#(Fixture.phone)""#)
+            #expect(lonely["error"]?["code"] == "invalidRequest")
+            #expect(lonely["error"]?["message"]?.stringValue?.contains("secondary_source") == true)
+            #expect(try await observer.request("picker/select", #""id":"D0:C3:D2:A1:B2:C3""#)["status"] == "ok")
+        }
+    }
+
     @Test("a second picker/show while presented: pickerAlreadyActive; dismiss: userCancelled")
     func alreadyActiveAndCancel() async throws {
         try await withBridge { _, observer async throws in

@@ -110,16 +110,22 @@ struct RegistrationFlowTests {
     @Test("invalidate: current fails invalidated, updates fail with recovery needsContainerRegistrationEvaluation, register heals")
     func invalidation() async throws {
         try await withBridge { _, observer async throws in
-            let errorTopic = "aabridge/accessory/\(Fixture.airPodsTopic)/error"
-            let invalidated = try await observer.request("accessory/invalidate", #""id":"\#(Fixture.airPods)""#)
+            // Bob's headphones' product has no auto_register: an invalidation waits for the
+            // container role (an auto_register accessory is registered again: the next test).
+            let first = try await observer.request(
+                "accessory/register",
+                #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching","placement"],"placement":"offHead""#)
+            #expect(first["status"] == "ok")
+            let errorTopic = "aabridge/accessory/\(Fixture.headphonesTopic)/error"
+            let invalidated = try await observer.request("accessory/invalidate", #""id":"\#(Fixture.headphones)""#)
             #expect(invalidated["status"] == "ok")
-            await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["registration"] == "invalidated" }
+            await observer.waitFor("aabridge/accessory/\(Fixture.headphonesTopic)") { $0["registration"] == "invalidated" }
 
-            let current = try await observer.request("accessory/current", #""id":"\#(Fixture.airPods)""#)
+            let current = try await observer.request("accessory/current", #""id":"\#(Fixture.headphones)""#)
             #expect(current["error"]?["code"] == "invalidated")
             #expect(current["error"]?["domain"] == "AccessoryControlDevice")
 
-            try await observer.publish("aabridge/accessory/\(Fixture.airPodsTopic)/set", #"{"placement":"inEar"}"#)
+            try await observer.publish("aabridge/accessory/\(Fixture.headphonesTopic)/set", #"{"placement":"inEar"}"#)
             // (current above published its own error, operation current, on the same topic)
             #expect(observer.json(on: errorTopic).contains { $0["code"] == "invalidated" && $0["operation"] == "current" })
             let error = await observer.waitFor(errorTopic) { $0["code"] == "invalidated" && $0["operation"] == "update" }
@@ -127,22 +133,46 @@ struct RegistrationFlowTests {
             #expect(error?["at"]?.stringValue != nil)
             #expect(observer.messages(on: errorTopic).allSatisfy { !$0.retain }, "errors are not retained")
             // Native telemetry goes through the same rules.
-            try await observer.publish("aabridge/telemetry/livingroom/\(Fixture.airPodsTopic)", #"{"worn":true}"#)
+            try await observer.publish("aabridge/telemetry/livingroom/\(Fixture.headphonesTopic)", #"{"worn":true}"#)
             await observer.messages.wait { $0.filter { $0.topic == errorTopic }.count >= 3 }
             #expect(observer.json(on: errorTopic).allSatisfy { $0["recovery"] == "needsContainerRegistrationEvaluation" })
-            let state = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["last_error"]?["code"] == "invalidated" }
+            let state = await observer.waitFor("aabridge/accessory/\(Fixture.headphonesTopic)") { $0["last_error"]?["code"] == "invalidated" }
             #expect(state?["placement"] == "offHead", "a failed update changes nothing")
 
             // The container role registers again: the invalidation is cleared.
             let registered = try await observer.request(
                 "accessory/register",
-                #""id":"\#(Fixture.airPods)","capabilities":["audioSwitching","placement"]"#)
+                #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching","placement"]"#)
             #expect(registered["status"] == "ok")
-            #expect(try await observer.request("accessory/current", #""id":"\#(Fixture.airPods)""#)["status"] == "ok")
+            #expect(try await observer.request("accessory/current", #""id":"\#(Fixture.headphones)""#)["status"] == "ok")
             let before = observer.messages(on: errorTopic).count
-            try await observer.publish("aabridge/accessory/\(Fixture.airPodsTopic)/set", #"{"placement":"inEar"}"#)
-            await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["placement"] == "inEar" }
+            try await observer.publish("aabridge/accessory/\(Fixture.headphonesTopic)/set", #"{"placement":"inEar"}"#)
+            await observer.waitFor("aabridge/accessory/\(Fixture.headphonesTopic)") { $0["placement"] == "inEar" }
             #expect(observer.messages(on: errorTopic).count == before)
+        }
+    }
+
+    @Test("an auto_register accessory's invalidated registration is registered again at once, with its last configuration")
+    func invalidationOfAutoRegistered() async throws {
+        try await withBridge { _, observer async throws in
+            let registered = try await observer.request(
+                "accessory/register",
+                #""id":"\#(Fixture.airPods)","capabilities":["audioSwitching","placement"],"primary_source":"\#(Fixture.phone)""#)
+            #expect(registered["status"] == "ok")
+            let invalidated = try await observer.request("accessory/invalidate", #""id":"\#(Fixture.airPods)""#)
+            #expect(invalidated["status"] == "ok")
+            // The same step registered it again: current answers at once, with the sources kept.
+            let current = try await observer.request("accessory/current", #""id":"\#(Fixture.airPods)""#)
+            #expect(current["status"] == "ok")
+            #expect(current["data"]?["configuration"] == registered["data"])
+            let state = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") {
+                $0["registration"] == "active" && $0["primary_source"] == .string(Fixture.phone)
+            }
+            #expect(state != nil)
+            #expect(observer.json(on: "aabridge/accessory/\(Fixture.airPodsTopic)/error").isEmpty)
+            // Updates keep working without anyone sending register.
+            try await observer.publish("aabridge/accessory/\(Fixture.airPodsTopic)/set", #"{"placement":"inEar"}"#)
+            #expect(await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["placement"] == "inEar" } != nil)
         }
     }
 

@@ -21,7 +21,7 @@ import Testing
         // Charging nibble 0xB: broadcasting (right) bud 0x01, other (left) 0x02, case 0x04 clear, 0x08 set.
         #expect(status.leftCharging && status.rightCharging && !status.caseCharging)
         #expect(status.lidOpen == true)
-        #expect(status.placement == .offHead)
+        #expect(status.knownModel?.placement(status) == .offHead)
     }
 
     @Test func leftBudInEarBroadcastingFromTheLeft() throws {
@@ -34,7 +34,7 @@ import Testing
         #expect(status.leftBattery == 50 && status.rightBattery == nil && status.caseBattery == nil)
         #expect(status.battery == Battery(left: 50))
         #expect(status.lidOpen == nil)
-        #expect(status.placement == .inEar)
+        #expect(status.knownModel?.placement(status) == .inEar)
     }
 
     @Test func flipSwapsTheBuds() throws {
@@ -45,13 +45,13 @@ import Testing
         #expect(status.rightBattery == 70 && status.leftBattery == 30)
         #expect(status.leftCharging && !status.rightCharging)
         #expect(status.caseBattery == 10)
-        #expect(status.placement == .inEar)
+        #expect(status.knownModel?.placement(status) == .inEar)
     }
 
     @Test func rightBudInEarOnly() throws {
         let status = try Self.decode("4c000719010e2002aa0000")
         #expect(status.rightInEar && !status.leftInEar)
-        #expect(status.placement == .inEar)
+        #expect(status.knownModel?.placement(status) == .inEar)
     }
 
     @Test func nearbyInfoIsNotProximityPairing() throws {

@@ -31,6 +31,9 @@ extension BridgeEngine {
             emit(.storage(.migrationComplete))
             for accessory in added { autoRegisterIfConfigured(accessory.id, now: now) }
         }
+        // An invalidation stored by an earlier run that did not re-register (identity.md,
+        // Invalidation) is answered now.
+        for id in records.keys.sorted() { reevaluateRegistration(id, now: now) }
         // The file's keys win at every start, not only at the migration (identity.md, Keys).
         for (id, configured) in configuration.keys.sorted(by: { $0.key < $1.key }) {
             guard let keys = records[id]?.keys else { continue }
@@ -110,10 +113,16 @@ extension BridgeEngine {
             case .showPicker(let products, let timeout):
                 try session.showPicker(products: products, timeout: timeout, now: now, events: &events)
                 result = .success(.picker(session.picker))
-            case .selectCandidate(let id, let name, let keys):
+            case .selectCandidate(let id, let name, let keys, let sources):
                 let candidate = session.picker?.candidate(id)
+                if !sources.isEmpty, let candidate, productsByName[candidate.product]?.autoRegister != true {
+                    throw SetupError(
+                        .invalidRequest,
+                        "primary_source/secondary_source register the accessory at setup, which only a product with auto_register "
+                            + "does; '\(candidate.product)' has none: send accessory/register with the sources after the setup")
+                }
                 let accessory = try session.select(id, name: name, now: now, events: &events)
-                added(accessory, candidate: candidate, now: now)
+                added(accessory, candidate: candidate, sources: sources, now: now)
                 if !keys.isEmpty { setKeys(id, keys) }
                 result = .success(.accessory(accessory))
             case .finishDiscovery:
@@ -191,11 +200,19 @@ extension BridgeEngine {
         return stored
     }
 
-    /// Registers right after pairing when the product says so (initial placement `offHead`).
+    /// Registers right after pairing when the product says so (initial placement `offHead`),
+    /// with the sources given at setup, if any.
     mutating func autoRegisterIfConfigured(_ id: BluetoothAddress, now: Timestamp) {
         guard let record = records[id], record.autoRegister, session.accessories[id]?.state == .authorized else { return }
+        let sources = record.setupSources
         do throws(AccessoryControlDevice.Error) {
-            _ = try register(id, .init(deviceCapabilities: record.hardwareCapabilities), now: now)
+            _ = try register(
+                id,
+                .init(
+                    deviceCapabilities: record.hardwareCapabilities, primaryAudioSourceDeviceIdentifier: sources.first,
+                    secondaryAudioSourceDeviceIdentifier: sources.dropFirst().first),
+                now: now)
+            records[id]?.setupSources = []
         } catch {
             publishError(error, for: id)
         }
@@ -207,6 +224,24 @@ extension BridgeEngine {
         emit(.storage(.upsertRegistration(id, registration)))
         markChanged(id)
         recomputeRoutes(listedSources(id), subject: id, now: now) { _ in .invalidated }
+        reevaluateRegistration(id, now: now)
+    }
+
+    /// The container role's answer to an invalidation (identity.md, Invalidation): an
+    /// accessory of an `auto_register` product registers again, once, with the configuration
+    /// it had; when that fails the error stays on `accessory/<ID>/error` and the accessory
+    /// waits for `accessory/register`, like any other.
+    mutating func reevaluateRegistration(_ id: BluetoothAddress, now: Timestamp) {
+        guard let registration = registry[id], registration.isInvalidated, records[id]?.autoRegister == true,
+            session.accessories[id]?.state == .authorized
+        else { return }
+        do throws(AccessoryControlDevice.Error) {
+            _ = try register(id, registration.configuration, now: now)
+            emit(.registrationReevaluated(id, error: nil))
+        } catch {
+            publishError(error, for: id)
+            emit(.registrationReevaluated(id, error: error))
+        }
     }
 
     // MARK: Accessories
@@ -220,9 +255,10 @@ extension BridgeEngine {
         markChanged(id)
     }
 
-    /// A picker setup added an accessory.
-    mutating func added(_ accessory: Accessory, candidate: Picker.Candidate?, now: Timestamp) {
+    /// A picker setup added an accessory (with the sources its `auto_register` registers).
+    mutating func added(_ accessory: Accessory, candidate: Picker.Candidate?, sources: [BluetoothAddress], now: Timestamp) {
         addRecord(for: accessory)
+        records[accessory.id]?.setupSources = sources
         records[accessory.id]?.available = true
         records[accessory.id]?.lastSeen = candidate?.lastSeen ?? now
         records[accessory.id]?.rssi = candidate?.rssi

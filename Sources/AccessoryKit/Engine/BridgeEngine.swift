@@ -28,6 +28,9 @@ public struct BridgeEngine: Sendable {
         var followedAddress: BluetoothAddress?
         var keys = AccessoryKeys()
         var model: String?
+        /// The sources given at setup (`picker/select`), kept until the `auto_register`
+        /// registration that uses them succeeds (after an authorization, when one is needed).
+        var setupSources: [BluetoothAddress] = []
         /// The gateway that hears it best (identity.md, Rooms); reset when it becomes unavailable.
         var room = RoomTracker()
         let hardware: HardwareType

@@ -31,6 +31,9 @@ struct Ingest {
     private(set) var products: [BluetoothAddress: String] = [:]
     /// The configured gateway entries and the gateways heard through each (`bridge/gateways`).
     private(set) var gateways: GatewayTracker
+    /// Proximity-pairing model identifiers already logged as unknown (at most ``unknownModelsKept``).
+    private var unknownModels: Set<UInt16> = []
+    private static let unknownModelsKept = 64
     /// Recognises Home Assistant's birth message, when discovery is enabled.
     private let homeAssistant: HomeAssistantDiscovery?
 
@@ -190,9 +193,11 @@ struct Ingest {
                 if decrypted == nil && attribution != .address { (identity, attribution) = (advertisement.address, .address) }
             }
             let product = products[identity]
-            var sighting = advertisement.sighting(
-                identity: identity, decoder: product.flatMap { decoders[$0] } ?? .none,
-                hardware: product.flatMap { hardware[$0] })
+            let decoder = product.flatMap { decoders[$0] } ?? .none
+            var sighting = advertisement.sighting(identity: identity, decoder: decoder, hardware: product.flatMap { hardware[$0] })
+            if decoder == .appleProximity, sighting.decoded != nil, sighting.decoded?.model == nil {
+                noteUnknownModel(of: identity, advertisement: advertisement, outcome: &outcome)
+            }
             sighting.heardFrom = advertisement.address
             sighting.attribution = attribution
             if let battery = decrypted?.battery, sighting.decoded != nil { sighting.decoded?.battery = battery }
@@ -226,6 +231,21 @@ struct Ingest {
             outcome.rejection = (rejection.gateway ?? parser.name, rejection.description)
             return outcome
         }
+    }
+
+    /// A proximity-pairing model the catalogue does not know decodes with `model: null`; its raw
+    /// identifier goes to the debug log once per identifier (a bounded set), so a user can
+    /// report it without the log repeating it on every advertisement.
+    private mutating func noteUnknownModel(of id: BluetoothAddress, advertisement: Advertisement, outcome: inout IngestOutcome) {
+        guard let model = advertisement.appleProximityPairing?.model, unknownModels.count < Self.unknownModelsKept,
+            unknownModels.insert(model).inserted
+        else { return }
+        let raw = advertisement.manufacturer.map { Hex.encode($0.payload) } ?? ""
+        outcome.notice = (
+            .debug,
+            "accessory \(id) advertises Apple model 0x\(String(model, radix: 16, uppercase: true)), which the catalogue does not know: "
+                + "model null, worn read from the earbuds' bits (manufacturer data \(raw))"
+        )
     }
 
     /// Which accessory an advertisement counts for, and how that was found: its IRK resolves

@@ -60,7 +60,7 @@ public enum RequestDecoder {
                 let keys = AccessoryKeys(
                     irk: try keyChange(payload, "irk").applied(to: nil),
                     encryptionKey: try keyChange(payload, "encryption_key").applied(to: nil))
-                return .success(.engine(.selectCandidate(id, name: name, keys: keys)))
+                return .success(.engine(.selectCandidate(id, name: name, keys: keys, sources: try setupSources(payload))))
             case "picker/finish_discovery": return .success(.engine(.finishDiscovery))
             case "picker/dismiss": return .success(.engine(.dismissPicker))
             case "accessory/authorize": return .success(.engine(.authorize(try address(payload, "id"))))
@@ -106,6 +106,22 @@ public enum RequestDecoder {
             throw DecodeError("'\(key)' must be a Bluetooth address like A1:B2:C3:D4:E5:F6, not '\(text.prefix(40))'")
         }
         return address
+    }
+
+    /// `primary_source` and `secondary_source` of `picker/select`, primary first: a secondary
+    /// needs a primary, and the two must differ (as a registration's sources must).
+    static func setupSources(_ payload: JSONValue) throws(DecodeError) -> [BluetoothAddress] {
+        let primary = payload["primary_source"].flatMap { $0.isNull ? nil : $0 } != nil ? try address(payload, "primary_source") : nil
+        let secondary =
+            payload["secondary_source"].flatMap { $0.isNull ? nil : $0 } != nil ? try address(payload, "secondary_source") : nil
+        switch (primary, secondary) {
+        case (nil, nil): return []
+        case (let primary?, nil): return [primary]
+        case (nil, _?): throw DecodeError("'secondary_source' needs a 'primary_source'")
+        case (let primary?, let secondary?):
+            guard primary != secondary else { throw DecodeError("'primary_source' and 'secondary_source' must differ") }
+            return [primary, secondary]
+        }
     }
 
     /// A key as identity.md allows it (32 hex digits or the Keychain's base64); `null` deletes

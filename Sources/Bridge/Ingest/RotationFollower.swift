@@ -213,6 +213,6 @@ struct RotationFollower {
     }
 
     private static func name(_ model: UInt16) -> String {
-        AppleProximityPairing.modelNames[model] ?? "model 0x\(String(model, radix: 16, uppercase: true))"
+        AppleModelCatalogue.model(model)?.name ?? "model 0x\(String(model, radix: 16, uppercase: true))"
     }
 }

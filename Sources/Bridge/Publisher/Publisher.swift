@@ -117,6 +117,16 @@ final class Publisher {
         case .accessoryError(let id, let error):
             diagnostics.counters.errors += 1
             enqueue(topics.error(id), payloads.accessoryError(error, at: now).bytes)
+        case .registrationReevaluated(let id, let error):
+            // The state and the route decisions show the outcome; the log says why it happened.
+            if let error {
+                diagnostics.logger.warning(
+                    "accessory \(id): its registration was invalidated and registering it again failed "
+                        + "(\(error.code.rawValue): \(error.message)); it waits for accessory/register")
+            } else {
+                diagnostics.logger.info(
+                    "accessory \(id): its registration was invalidated; registered it again with its last configuration (auto_register)")
+            }
         case .storage, .keysChanged:
             break
         }
