@@ -18,6 +18,10 @@ public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
     public var sources: [SourceConfiguration]
     public var switching: SwitchingSettings
     public var identity: IdentityConfiguration
+    /// What loads but cannot work as expected (a product whose placement nothing reports, an
+    /// Apple descriptor narrower than the model catalogue, ...), with key paths: `validate`
+    /// prints them and `run` logs them; none stops the bridge.
+    public var warnings: [ConfigurationIssue] = []
 
     /// The defaults, as an empty file gives them.
     /// - Parameter hostname: for the default client id `aabridge-<hostname>`.

@@ -50,7 +50,9 @@ public enum ConfigurationLoader {
         let configuration = decoder.configuration(overridden, hostname: hostname ?? machineHostname())
         let issues = ordered(decoder.issues + ruleIssues(configuration, decoder: decoder))
         guard issues.isEmpty else { return .failure(ConfigurationErrors(file: file, issues: issues)) }
-        return .success(configuration)
+        var advised = configuration
+        advised.warnings = ordered(ConfigurationAdvice.warnings(configuration, decoder: decoder))
+        return .success(advised)
     }
 
     /// `EngineConfiguration.validate()`'s descriptor, declaration and migration rules, with paths
@@ -139,7 +141,8 @@ public enum ConfigurationLoader {
     }
 
     /// `aabridge validate --config PATH`: checks without connecting.
-    /// - Returns: exit status 0 (valid) or 2 (invalid), and the text to print (stdout when valid, stderr otherwise).
+    /// - Returns: exit status 0 (valid, with any warnings listed) or 2 (invalid), and the text
+    ///   to print (stdout when valid, stderr otherwise).
     public static func validate(
         path: String, environment: [String: String] = ProcessInfo.processInfo.environment
     ) -> (exitStatus: Int32, report: String) {
@@ -149,7 +152,12 @@ public enum ConfigurationLoader {
                 "\(path): configuration is valid (\(configuration.products.count) products, "
                 + "\(configuration.gateways.count) gateways, \(configuration.accessories.count) accessories, "
                 + "\(configuration.sources.count) sources)"
-            return (0, summary)
+            guard !configuration.warnings.isEmpty else { return (0, summary) }
+            let count = configuration.warnings.count
+            return (
+                0,
+                ([summary, "\(count) warning\(count == 1 ? "" : "s"):"] + configuration.warnings.map { "  \($0)" }).joined(separator: "\n")
+            )
         case let .failure(errors):
             return (ConfigurationErrors.exitStatus, errors.description)
         }

@@ -136,7 +136,9 @@ struct RegistrationFlowTests {
             try await observer.publish("aabridge/telemetry/livingroom/\(Fixture.headphonesTopic)", #"{"worn":true}"#)
             await observer.messages.wait { $0.filter { $0.topic == errorTopic }.count >= 3 }
             #expect(observer.json(on: errorTopic).allSatisfy { $0["recovery"] == "needsContainerRegistrationEvaluation" })
-            let state = await observer.waitFor("aabridge/accessory/\(Fixture.headphonesTopic)") { $0["last_error"]?["code"] == "invalidated" }
+            let state = await observer.waitFor("aabridge/accessory/\(Fixture.headphonesTopic)") {
+                $0["last_error"]?["code"] == "invalidated"
+            }
             #expect(state?["placement"] == "offHead", "a failed update changes nothing")
 
             // The container role registers again: the invalidation is cleared.

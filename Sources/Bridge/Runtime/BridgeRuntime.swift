@@ -203,6 +203,8 @@ public final class BridgeRuntime {
         ingest.know(core.engine.statuses, keys: core.engine.keys, followed: core.engine.followedAddresses)
         logger.info(
             "session activated: \(core.engine.accessories.count) accessories, \(core.engine.registry.registrations.count) registrations")
+        // `validate` lists these too; a bridge started without it says them once, in its log.
+        for warning in configuration.warnings { logger.warning("configuration: \(warning)") }
         // The file's keys are applied at every start, but only to accessories that are paired.
         for (index, entry) in configuration.accessories.enumerated()
         where !entry.keys.isEmpty && core.engine.status(of: entry.migration.id) == nil {
