@@ -196,6 +196,7 @@ struct Ingest {
             sighting.heardFrom = advertisement.address
             sighting.attribution = attribution
             if let battery = decrypted?.battery, sighting.decoded != nil { sighting.decoded?.battery = battery }
+            if product != nil { readFastPair(advertisement, of: identity, into: &sighting, outcome: &outcome) }
             outcome.effect = .telemetry(.sighting(sighting), context: "sighting", refresh: identity)
             outcome.gatewaysChanged = gateways.seen(advertisement.gateway, through: entry, at: now)
             return outcome
@@ -225,6 +226,34 @@ struct Ingest {
             var outcome = IngestOutcome()
             outcome.rejection = (rejection.gateway ?? parser.name, rejection.description)
             return outcome
+        }
+    }
+
+    /// A known accessory's Fast Pair battery notification (service data 0xFE2C), whatever its
+    /// product's placement decoder: a Fast Pair product has no wear state, so it is configured
+    /// with `placement_decoder: none` and its battery comes from here (docs/telemetry.md). The
+    /// product's own decoder speaks first: its battery, when it read one, is kept. Never a
+    /// placement. Service data in a layout ``FastPairAdvertisement`` does not know is ignored
+    /// and reported in the outcome (counted, not a rejection: the sighting itself is fine and
+    /// still counts for presence). Unknown advertisers are not read: nobody's battery is
+    /// published for them, and their payloads would only make the count noise.
+    private func readFastPair(
+        _ advertisement: Advertisement, of identity: BluetoothAddress, into sighting: inout AdvertisementSighting,
+        outcome: inout IngestOutcome
+    ) {
+        guard let data = advertisement.serviceData(for: FastPairAdvertisement.serviceUUID) else { return }
+        let battery: Battery
+        do throws(FastPairAdvertisement.UnknownLayout) {
+            guard let read = try FastPairAdvertisement(serviceData: data).battery?.battery else { return }
+            battery = read
+        } catch {
+            outcome.fastPairIgnored = (identity, error, data)
+            return
+        }
+        if sighting.decoded == nil {
+            sighting.decoded = AdvertisementSighting.Decoded(battery: battery)
+        } else if sighting.decoded?.battery == nil {
+            sighting.decoded?.battery = battery
         }
     }
 
