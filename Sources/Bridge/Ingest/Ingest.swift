@@ -201,6 +201,7 @@ struct Ingest {
             sighting.heardFrom = advertisement.address
             sighting.attribution = attribution
             if let battery = decrypted?.battery, sighting.decoded != nil { sighting.decoded?.battery = battery }
+            if product != nil { readFastPair(advertisement, of: identity, into: &sighting, outcome: &outcome) }
             outcome.effect = .telemetry(.sighting(sighting), context: "sighting", refresh: identity)
             outcome.gatewaysChanged = gateways.seen(advertisement.gateway, through: entry, at: now)
             return outcome
@@ -246,6 +247,34 @@ struct Ingest {
             "accessory \(id) advertises Apple model 0x\(String(model, radix: 16, uppercase: true)), which the catalogue does not know: "
                 + "model null, worn read from the earbuds' bits (manufacturer data \(raw))"
         )
+    }
+
+    /// A known accessory's Fast Pair battery notification (service data 0xFE2C), whatever its
+    /// product's placement decoder: a Fast Pair product has no wear state, so it is configured
+    /// with `placement_decoder: none` and its battery comes from here (docs/telemetry.md). The
+    /// product's own decoder speaks first: its battery, when it read one, is kept. Never a
+    /// placement. Service data in a layout ``FastPairAdvertisement`` does not know is ignored
+    /// and reported in the outcome (counted, not a rejection: the sighting itself is fine and
+    /// still counts for presence). Unknown advertisers are not read: nobody's battery is
+    /// published for them, and their payloads would only make the count noise.
+    private func readFastPair(
+        _ advertisement: Advertisement, of identity: BluetoothAddress, into sighting: inout AdvertisementSighting,
+        outcome: inout IngestOutcome
+    ) {
+        guard let data = advertisement.serviceData(for: FastPairAdvertisement.serviceUUID) else { return }
+        let battery: Battery
+        do throws(FastPairAdvertisement.UnknownLayout) {
+            guard let read = try FastPairAdvertisement(serviceData: data).battery?.battery else { return }
+            battery = read
+        } catch {
+            outcome.fastPairIgnored = (identity, error, data)
+            return
+        }
+        if sighting.decoded == nil {
+            sighting.decoded = AdvertisementSighting.Decoded(battery: battery)
+        } else if sighting.decoded?.battery == nil {
+            sighting.decoded?.battery = battery
+        }
     }
 
     /// Which accessory an advertisement counts for, and how that was found: its IRK resolves

@@ -1,4 +1,5 @@
 import AccessoryKit
+import Telemetry
 
 /// What one incoming message amounts to, as ``Ingest`` decided: at most one thing for the
 /// core to do, plus what the runtime reports about the message. A value without heap
@@ -21,6 +22,11 @@ struct IngestOutcome {
     /// content for a known accessory is one too, and its error also reaches the accessory's
     /// error topic through the engine (``Effect/telemetry``).
     var rejection: (gateway: String, reason: String)?
+    /// Fast Pair service data of a known accessory in a layout the decoder does not know: the
+    /// sighting went on without it. Counted in `fast_pair_ignored`, its bytes logged at debug
+    /// level at most once a minute; not a rejection, and no warning (a product may use the
+    /// Fast Pair service UUID for data of its own, as the shipped example product does).
+    var fastPairIgnored: (accessory: BluetoothAddress, reason: FastPairAdvertisement.UnknownLayout, data: [UInt8])?
     /// A line for the log (gateway status changes, refused retained requests).
     var notice: (level: BridgeLogger.Level, message: String)?
 

@@ -223,6 +223,10 @@ final class Publisher {
             "mqtt_reconnects": .int(statistics.reconnects),
             "accessories": .int(engine.accessories.count),
             "registered": .int(Self.registeredCount(engine)),
+            // An aabridge addition to the contract's keys (mqtt-api.md): Fast Pair service data
+            // of known accessories ignored for an unknown layout. Not in telemetry_rejected:
+            // the message was fine, only its Fast Pair part was not read.
+            "fast_pair_ignored": .int(counters.fastPairIgnored),
             "at": .string(ISO8601.string(now)),
         ]
     }

@@ -224,6 +224,9 @@ public final class BridgeRuntime {
         if let rejection = outcome.rejection {
             diagnostics.rejectTelemetry(gateway: rejection.gateway, reason: rejection.reason, at: now)
         }
+        if let ignored = outcome.fastPairIgnored {
+            diagnostics.ignoreFastPair(ignored.accessory, reason: ignored.reason, data: ignored.data, at: now)
+        }
         switch outcome.effect {
         case .none:
             break

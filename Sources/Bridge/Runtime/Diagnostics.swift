@@ -1,5 +1,6 @@
 import AccessoryKit
 import Storage
+import Telemetry
 
 /// What the stages report about the bridge itself: the counters `bridge/health` shows and
 /// the log, with the rate limit that keeps a flood of bad input from flooding the log.
@@ -27,6 +28,20 @@ final class Diagnostics {
         limited(.gateway(gateway), at: now, .warning, "telemetry from gateway '\(gateway)' rejected: \(reason)") {
             " (\($0) more rejected since the last report)"
         }
+    }
+
+    /// Fast Pair service data of a known accessory that was not read (an unknown layout):
+    /// counted, and its bytes logged at debug level at most once a minute. Not a warning: a
+    /// product may put data of its own under the Fast Pair UUID (the shipped example product
+    /// does), and every sighting of it would say so.
+    func ignoreFastPair(
+        _ accessory: BluetoothAddress, reason: FastPairAdvertisement.UnknownLayout, data: [UInt8], at now: Timestamp
+    ) {
+        counters.fastPairIgnored += 1
+        limited(
+            .fastPairIgnored, at: now, .debug,
+            "Fast Pair service data of accessory \(accessory) ignored: \(reason): \(Hex.encode(data))"
+        ) { " (\($0) more ignored since the last report)" }
     }
 
     /// A commit that failed: counted as a storage failure and an error, and logged.

@@ -7,6 +7,8 @@ enum RateLimitKey: Hashable, Sendable {
     case backlogFull
     /// Telemetry shed because the broker owes too many acknowledgements.
     case brokerBehind
+    /// Fast Pair service data ignored for an unknown layout (any accessory).
+    case fastPairIgnored
     /// Deferred telemetry writes that could not be committed yet.
     case deferredStorage
 }
