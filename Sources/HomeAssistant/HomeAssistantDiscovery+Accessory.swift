@@ -199,7 +199,9 @@ extension HomeAssistantDiscovery {
         if let manufacturer = company.flatMap(Self.manufacturer(companyIdentifier:)) {
             pairs.append(("manufacturer", .string(manufacturer)))
         }
-        pairs.append(("model", .string(accessory.product)))
+        // The decoded model ("AirPods Max") says more than the product that matched it
+        // ("AirPods or Beats"); the product until the accessory has been heard.
+        pairs.append(("model", .string(status.model ?? accessory.product)))
         if let hardware = product?.hardware { pairs.append(("model_id", .string(hardware.rawValue))) }
         pairs.append(("via_device", .string(bridgeObjectID)))
         return .object(pairs)

@@ -85,7 +85,8 @@ public struct HomeAssistantDiscovery: Sendable {
     public func discoveryKey(_ status: AccessoryStatus) -> HomeAssistantDiscoveryKey {
         HomeAssistantDiscoveryKey(
             id: status.accessory.id, name: status.accessory.displayName, product: status.accessory.product,
-            capabilities: capabilities(of: status), batteryParts: HomeAssistantBatteryPart.present(in: status.battery))
+            capabilities: capabilities(of: status), batteryParts: HomeAssistantBatteryPart.present(in: status.battery),
+            model: status.model)
     }
 
     /// Whether a message on `statusTopic` is Home Assistant's birth message (`online`).

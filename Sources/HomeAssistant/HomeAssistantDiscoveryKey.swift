@@ -8,8 +8,11 @@ public struct HomeAssistantDiscoveryKey: Hashable, Sendable {
     public var id: BluetoothAddress
     /// The device name (a rename must reach Home Assistant).
     public var name: String
-    /// Model and manufacturer come from the product.
+    /// Manufacturer comes from the product; the model from the product too until the
+    /// accessory's advertisements name it (``model``).
     public var product: String
+    /// The decoded model's marketing name, once known: Home Assistant shows it as the model.
+    public var model: String?
     /// Which components exist.
     public var capabilities: AccessoryControlDevice.Capabilities
     /// Which battery sensors exist.
@@ -18,9 +21,10 @@ public struct HomeAssistantDiscoveryKey: Hashable, Sendable {
     /// Creates a key.
     public init(
         id: BluetoothAddress, name: String, product: String, capabilities: AccessoryControlDevice.Capabilities,
-        batteryParts: Set<HomeAssistantBatteryPart>
+        batteryParts: Set<HomeAssistantBatteryPart>, model: String? = nil
     ) {
         self.id = id
+        self.model = model
         self.name = name
         self.product = product
         self.capabilities = capabilities

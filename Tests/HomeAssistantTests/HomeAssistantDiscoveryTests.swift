@@ -32,6 +32,19 @@ private typealias F = HomeAssistantFixtures
         HomeAssistantRules(discoveryPrefix: discovery.discoveryPrefix)
     }
 
+    @Test("the device's model is the decoded model once heard, the product before; a new model republishes discovery")
+    func deviceModel() {
+        var status = F.fullStatus
+        status.model = nil
+        #expect(F.discovery.accessoryDevice(status).payload["device"]?["model"] == .string(status.accessory.product))
+        var tracker = HomeAssistantDiscoveryTracker(discovery: F.discovery)
+        #expect(tracker.changed(status) != nil)
+        status.model = "AirPods Max"
+        let republished = tracker.changed(status)
+        #expect(republished?.payload["device"]?["model"] == "AirPods Max")
+        #expect(tracker.changed(status) == nil, "unchanged: not republished")
+    }
+
     @Test func fullAccessoryDevice() throws {
         let (_, payload) = F.discovery.accessoryDevice(F.fullStatus)
         #expect(
@@ -47,7 +60,7 @@ private typealias F = HomeAssistantFixtures
                 "connections": [["bluetooth", "A1:B2:C3:D4:E5:F6"]],
                 "name": "Alice's AirPods",
                 "manufacturer": "Apple",
-                "model": "AirPods Pro",
+                "model": "AirPods Pro (2nd generation)",
                 "model_id": "inEarBud",
                 "via_device": "aabridge_bridge_aabridge",
             ])
