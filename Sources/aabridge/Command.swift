@@ -18,6 +18,8 @@ enum Command {
           healthcheck  exit 0 when the running bridge is online and healthy (--config PATH)
           keys import-bluez  set accessories' IRKs from BlueZ's pairings through the running bridge
                        (--config PATH --bluetooth-dir DIR --adapter ADDR --device ADDR --id ID --dry-run)
+          report-sources  on a Linux desktop: tell the running bridge which accessories are connected to it
+                       (--config PATH --source ADDR --interval S --bluetoothctl PATH --once)
           version      print the version
 
         options:
@@ -34,11 +36,13 @@ enum Command {
         // `keys` has subcommands, and its own usage and options.
         if name == "keys" { return await KeysCommand.run(arguments: options) }
         if options.contains("--help") || options.contains("-h") {
-            print(usage)
+            print(commandUsage[name] ?? usage)
             return 0
         }
-        if let accepted = acceptedOptions[name], let problem = usageProblem(options, accepted: accepted) {
-            printError("aabridge \(name): \(problem)\n\n\(usage)")
+        if let accepted = acceptedOptions[name],
+            let problem = usageProblem(options, accepted: accepted, flags: acceptedFlags[name] ?? [])
+        {
+            printError("aabridge \(name): \(problem)\n\n\(commandUsage[name] ?? usage)")
             return 2
         }
         switch name {
@@ -56,17 +60,25 @@ enum Command {
             return await SimulateCommand.run(options: options)
         case "healthcheck":
             return await HealthcheckCommand.run(options: options)
+        case "report-sources":
+            return await ReportSourcesCommand.run(options: options)
         default:
             printError("aabridge: unknown command '\(name)'\n\n\(usage)")
             return 2
         }
     }
 
-    /// The options each command accepts; every one takes a value.
+    /// The options each command accepts that take a value.
     static let acceptedOptions: [String: [String]] = [
         "run": ["--config"], "validate": ["--config"], "simulate": ["--config", "--scenario"], "healthcheck": ["--config"],
-        "version": [], "--version": [],
+        "report-sources": ReportSourcesCommand.valueOptions, "version": [], "--version": [],
     ]
+
+    /// The options each command accepts that take no value.
+    static let acceptedFlags: [String: [String]] = ["report-sources": ReportSourcesCommand.flags]
+
+    /// A command's own usage, printed instead of the general one for its `--help` and its usage errors.
+    static let commandUsage: [String: String] = ["report-sources": ReportSourcesCommand.usage]
 
     /// What is wrong with a command's options, or nil: an option the command does not know
     /// (a typo must not silently fall back to the default file), an option without its value,

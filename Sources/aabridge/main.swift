@@ -1,4 +1,4 @@
-// aabridge: the executable. Subcommands: run | validate | simulate | healthcheck | keys import-bluez | version.
+// aabridge: the executable. Subcommands: run | validate | simulate | healthcheck | keys import-bluez | report-sources | version.
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
