@@ -4,7 +4,7 @@ public struct Picker: Hashable, Sendable {
     /// An accessory seen by the presented picker.
     public struct Candidate: Hashable, Sendable {
         public var id: BluetoothAddress
-        /// The advertised name, if any.
+        /// The advertised name, else the decoded model's ("AirPods Pro"), if any.
         public var name: String?
         /// The product whose descriptor matched.
         public var product: String

@@ -127,7 +127,7 @@ public struct SetupSession: Hashable, Sendable {
             picker.candidates[index].lastSeen = now
             picker.candidates[index].rssi = sighting.rssi
             picker.candidates[index].gateway = sighting.gateway
-            if let name = sighting.name { picker.candidates[index].name = name }
+            if let name = sighting.name ?? sighting.decoded?.model { picker.candidates[index].name = name }
             self.picker = picker
             return false
         }
@@ -138,11 +138,13 @@ public struct SetupSession: Hashable, Sendable {
         else { return false }
         picker.candidates.append(
             .init(
-                id: sighting.address, name: sighting.name, product: product.name, rssi: sighting.rssi, gateway: sighting.gateway,
+                id: sighting.address, name: sighting.name ?? sighting.decoded?.model, product: product.name, rssi: sighting.rssi,
+                gateway: sighting.gateway,
                 lastSeen: now))
         self.picker = picker
         let discovered = makeAccessory(
-            id: sighting.address, name: sighting.name ?? product.name, product: product, state: .unauthorized, ssid: nil)
+            id: sighting.address, name: sighting.name ?? sighting.decoded?.model ?? product.name, product: product, state: .unauthorized,
+            ssid: nil)
         events.append(SetupEvent(.accessoryDiscovered, accessory: discovered))
         return true
     }

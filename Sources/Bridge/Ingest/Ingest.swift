@@ -31,6 +31,9 @@ struct Ingest {
     private(set) var products: [BluetoothAddress: String] = [:]
     /// The configured gateway entries and the gateways heard through each (`bridge/gateways`).
     private(set) var gateways: GatewayTracker
+    /// Whether the engine's picker is presented (``track(_:)``): only then is an unknown
+    /// advertiser's proximity-pairing model decoded, to name its candidate.
+    private var pickerPresented = false
     /// Proximity-pairing model identifiers already logged as unknown (at most ``unknownModelsKept``).
     private var unknownModels: Set<UInt16> = []
     private static let unknownModelsKept = 64
@@ -83,6 +86,8 @@ struct Ingest {
                 if keys.removeValue(forKey: id) != nil { keysChanged = true }
                 if let address = followedAddress.removeValue(forKey: id) { followed[address] = nil }
                 follower.forget(id)
+            case .pickerChanged(let picker):
+                pickerPresented = picker != nil
             case .keysChanged(let id, let new):
                 keys[id] = new.isEmpty ? nil : new
                 keysChanged = true
@@ -201,7 +206,12 @@ struct Ingest {
             sighting.heardFrom = advertisement.address
             sighting.attribution = attribution
             if let battery = decrypted?.battery, sighting.decoded != nil { sighting.decoded?.battery = battery }
-            if product != nil { readFastPair(advertisement, of: identity, into: &sighting, outcome: &outcome) }
+            if product != nil {
+                readFastPair(advertisement, of: identity, into: &sighting, outcome: &outcome)
+            } else if pickerPresented, let model = advertisement.appleProximityPairing?.modelName {
+                // A candidate of the shipped "AirPods or Beats" is shown as what it is.
+                sighting.decoded = AdvertisementSighting.Decoded(model: model)
+            }
             outcome.effect = .telemetry(.sighting(sighting), context: "sighting", refresh: identity)
             outcome.gatewaysChanged = gateways.seen(advertisement.gateway, through: entry, at: now)
             return outcome
