@@ -86,7 +86,8 @@ public enum PlacementDecoder: Hashable, Sendable {
             if let model = pairing.knownModel {
                 let placement = model.placement(pairing)
                 return AdvertisementSighting.Decoded(
-                    worn: placement?.isWorn, placement: placement, battery: pairing.battery, model: model.name)
+                    worn: placement?.isWorn, placement: placement, battery: pairing.battery, model: model.name,
+                    wearSensor: model.wearSensor != .none)
             }
             var decoded = Self.reading(worn: pairing.leftInEar || pairing.rightInEar, hardware: hardware)
             decoded.battery = pairing.battery

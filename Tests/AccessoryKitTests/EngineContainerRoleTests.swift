@@ -17,7 +17,7 @@ struct EngineContainerRoleTests {
     }
 
     static func reevaluations(_ step: EngineStep) -> [AccessoryControlDevice.Error?] {
-        step.outputs.compactMap { if case .registrationReevaluated(_, let error) = $0 { error } else { nil } }
+        step.outputs.compactMap { if case .registrationReevaluated(_, .invalidated, let error) = $0 { error } else { nil } }
     }
 
     @Test("select with primary and secondary source: the auto_register registration lists them, in that order")
@@ -94,6 +94,41 @@ struct EngineContainerRoleTests {
         let step = harness.request(.invalidate(id))
         #expect(Self.reevaluations(step).isEmpty)
         #expect(harness.engine.registry[id]?.isInvalidated == true)
+    }
+
+    @Test("an auto_register accessory whose model has no wear sensor is registered again without placement, and routed")
+    func wearlessModel() {
+        var harness = Self.harness()
+        let id = Fixtures.address(8)
+        harness.request(.showPicker(products: [Self.autoBuds.name], timeout: .default))
+        harness.send(.sighting(Fixtures.sighting(id, for: Fixtures.buds)))
+        harness.request(.selectCandidate(id, name: nil, sources: [Fixtures.phone]))
+        #expect(harness.configuration(id)?.deviceCapabilities == [.audioSwitching, .placement])
+        #expect(harness.engine.route(for: Fixtures.phone) == .fallback, "offHead, and nothing will ever say otherwise")
+
+        let solo = AdvertisementSighting.Decoded(model: "Beats Solo3", wearSensor: false)
+        let step = harness.send(.sighting(Fixtures.sighting(id, for: Fixtures.buds, decoded: solo)))
+        let reevaluated = step.outputs.compactMap { output -> ReevaluationReason? in
+            if case .registrationReevaluated(id, let reason, nil) = output { reason } else { nil }
+        }
+        #expect(reevaluated == [.noWearSensor(model: "Beats Solo3")])
+        #expect(harness.configuration(id)?.deviceCapabilities == [.audioSwitching])
+        #expect(harness.configuration(id)?.primaryAudioSourceDeviceIdentifier == Fixtures.phone, "sources kept")
+        #expect(harness.engine.route(for: Fixtures.phone) == .accessory(id), "worn while available")
+        // Once: the next advertisements change nothing.
+        let again = harness.send(.sighting(Fixtures.sighting(id, for: Fixtures.buds, decoded: solo)))
+        #expect(!again.outputs.contains { if case .registrationReevaluated = $0 { true } else { false } })
+    }
+
+    @Test("a wearless model of a product without auto_register: its registration is the user's, left alone")
+    func wearlessModelWithoutAutoRegister() {
+        var harness = Self.harness()
+        let id = Fixtures.address(9)
+        harness.pairAndRegister(id, Fixtures.buds, primary: Fixtures.phone)
+        let step = harness.send(
+            .sighting(Fixtures.sighting(id, for: Fixtures.buds, decoded: .init(model: "Beats Studio3", wearSensor: false))))
+        #expect(!step.outputs.contains { if case .registrationReevaluated = $0 { true } else { false } })
+        #expect(harness.configuration(id)?.deviceCapabilities == [.audioSwitching, .placement])
     }
 
     /// An engine run that leaves `id` (product "Auto Buds", then without auto_register)

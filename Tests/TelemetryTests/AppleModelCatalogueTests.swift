@@ -45,6 +45,7 @@ struct AppleModelCatalogueTests {
         let pro2 = Self.decode(model: 0x2014, status: 0x22)
         #expect(pro2?.placement == .inEar)
         #expect(pro2?.model == "AirPods Pro (2nd generation)")
+        #expect(pro2?.wearSensor == true)
         #expect(Self.decode(model: 0x2014, status: 0x08)?.placement == .inEar)
         #expect(Self.decode(model: 0x2014, status: 0x01)?.placement == .offHead)
         // The product's type does not override a known model's.
@@ -71,6 +72,7 @@ struct AppleModelCatalogueTests {
         for model: UInt16 in [0x2006, 0x2025, 0x2009, 0x2017] {
             let decoded = Self.decode(model: model, status: 0x22)
             #expect(decoded?.placement == nil && decoded?.worn == nil, "model 0x\(String(model, radix: 16))")
+            #expect(decoded?.wearSensor == false)
             #expect(decoded?.battery != nil)
             #expect(decoded?.model == AppleModelCatalogue.model(model)?.name)
         }
@@ -81,6 +83,7 @@ struct AppleModelCatalogueTests {
     func unknownModel() {
         let onEar = Self.decode(model: 0x20FE, status: 0x22, product: .onEarHeadphone)
         #expect(onEar?.model == nil)
+        #expect(onEar?.wearSensor == nil, "unknown, not absent")
         #expect(onEar?.placement == .onHead)
         #expect(onEar?.battery == Battery(left: 50, right: 80, chargingCase: 60))
         #expect(Self.decode(model: 0x20FE, status: 0x22, product: .overEarHeadphone)?.placement == .overTheEar)

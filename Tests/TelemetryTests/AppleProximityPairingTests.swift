@@ -115,7 +115,8 @@ import Testing
         let advertisement = Self.advertisement(manufacturer: "4c000719010e2022f58f00000a7d9fff27234873d4305e0fed1b39e2b8")
         #expect(
             PlacementDecoder.appleProximity.decode(advertisement, hardware: .inEarBud)
-                == AdvertisementSighting.Decoded(worn: true, placement: .inEar, battery: Battery(left: 50), model: "AirPods Pro"))
+                == AdvertisementSighting.Decoded(
+                    worn: true, placement: .inEar, battery: Battery(left: 50), model: "AirPods Pro", wearSensor: true))
         #expect(PlacementDecoder.appleProximity.decode(Self.advertisement(manufacturer: "dc0007"), hardware: .inEarBud) == nil)
         #expect(PlacementDecoder.none.decode(advertisement, hardware: .inEarBud) == nil)
         #expect(

@@ -13,11 +13,16 @@ public struct AdvertisementSighting: Hashable, Sendable {
         public var battery: Battery?
         /// The model's marketing name, when the advertisement names a known model.
         public var model: String?
+        /// Whether the model has a wear sensor: `false` for a known model without one (its
+        /// advertisements never say worn), `nil` when unknown.
+        public var wearSensor: Bool?
 
         /// Creates a decoded reading.
         public init(
-            worn: Bool? = nil, placement: AccessoryControlDevice.Placement? = nil, battery: Battery? = nil, model: String? = nil
+            worn: Bool? = nil, placement: AccessoryControlDevice.Placement? = nil, battery: Battery? = nil, model: String? = nil,
+            wearSensor: Bool? = nil
         ) {
+            self.wearSensor = wearSensor
             self.worn = worn
             self.placement = placement
             self.battery = battery

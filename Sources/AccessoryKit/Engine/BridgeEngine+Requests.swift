@@ -205,11 +205,14 @@ extension BridgeEngine {
     mutating func autoRegisterIfConfigured(_ id: BluetoothAddress, now: Timestamp) {
         guard let record = records[id], record.autoRegister, session.accessories[id]?.state == .authorized else { return }
         let sources = record.setupSources
+        var capabilities = record.hardwareCapabilities
+        // Its model cannot say it is worn: with placement it would never be routed.
+        if record.wearless { capabilities.remove(.placement) }
         do throws(AccessoryControlDevice.Error) {
             _ = try register(
                 id,
                 .init(
-                    deviceCapabilities: record.hardwareCapabilities, primaryAudioSourceDeviceIdentifier: sources.first,
+                    deviceCapabilities: capabilities, primaryAudioSourceDeviceIdentifier: sources.first,
                     secondaryAudioSourceDeviceIdentifier: sources.dropFirst().first),
                 now: now)
             records[id]?.setupSources = []
@@ -237,10 +240,31 @@ extension BridgeEngine {
         else { return }
         do throws(AccessoryControlDevice.Error) {
             _ = try register(id, registration.configuration, now: now)
-            emit(.registrationReevaluated(id, error: nil))
+            emit(.registrationReevaluated(id, because: .invalidated, error: nil))
         } catch {
             publishError(error, for: id)
-            emit(.registrationReevaluated(id, error: error))
+            emit(.registrationReevaluated(id, because: .invalidated, error: error))
+        }
+    }
+
+    /// An `auto_register` accessory registered with `placement` whose advertisements turn out
+    /// to name a model without a wear sensor: registered again without `placement` (its
+    /// sources kept), once, so it is routed while available instead of never.
+    mutating func wearSensorMissing(_ id: BluetoothAddress, model: String?, now: Timestamp) {
+        guard let record = records[id], !record.wearless else { return }
+        records[id]?.wearless = true
+        guard record.autoRegister, let registration = registry[id], !registration.isInvalidated,
+            registration.configuration.deviceCapabilities.contains(.placement)
+        else { return }
+        var configuration = registration.configuration
+        configuration.deviceCapabilities.remove(.placement)
+        configuration.devicePlacement = nil
+        do throws(AccessoryControlDevice.Error) {
+            _ = try register(id, configuration, now: now)
+            emit(.registrationReevaluated(id, because: .noWearSensor(model: model), error: nil))
+        } catch {
+            publishError(error, for: id)
+            emit(.registrationReevaluated(id, because: .noWearSensor(model: model), error: error))
         }
     }
 

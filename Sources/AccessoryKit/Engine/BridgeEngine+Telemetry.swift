@@ -59,6 +59,7 @@ extension BridgeEngine {
                 })
         else { return }
         if batteryChanged { markChanged(id) }
+        if decoded.wearSensor == false { wearSensorMissing(id, model: decoded.model, now: now) }
         guard let placement = decoded.placement ?? decoded.worn.map({ hardware.placement(worn: $0) })
         else { return }
         setWorn(id, placement.isWorn)

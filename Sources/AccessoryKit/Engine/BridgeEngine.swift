@@ -31,6 +31,8 @@ public struct BridgeEngine: Sendable {
         /// The sources given at setup (`picker/select`), kept until the `auto_register`
         /// registration that uses them succeeds (after an authorization, when one is needed).
         var setupSources: [BluetoothAddress] = []
+        /// Its advertisements named a model without a wear sensor (``ReevaluationReason/noWearSensor(model:)``).
+        var wearless = false
         /// The gateway that hears it best (identity.md, Rooms); reset when it becomes unavailable.
         var room = RoomTracker()
         let hardware: HardwareType

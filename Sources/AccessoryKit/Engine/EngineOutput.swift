@@ -18,10 +18,10 @@ public enum EngineOutput: Hashable, Sendable {
     case decision(Decision)
     /// `accessory/<ID>/error`.
     case accessoryError(BluetoothAddress, AccessoryControlDevice.Error)
-    /// The bridge, as the container role, registered an `auto_register` accessory again after
-    /// its registration was invalidated (identity.md, Invalidation): `error` is nil when that
-    /// succeeded, else the failure (also on `accessory/<ID>/error`). Logged.
-    case registrationReevaluated(BluetoothAddress, error: AccessoryControlDevice.Error?)
+    /// The bridge, as the container role, registered an `auto_register` accessory again by
+    /// itself (``ReevaluationReason``): `error` is nil when that succeeded, else the failure
+    /// (also on `accessory/<ID>/error`). Logged.
+    case registrationReevaluated(BluetoothAddress, because: ReevaluationReason, error: AccessoryControlDevice.Error?)
     /// An accessory's keys changed (the resolver and the decoders take them; never published).
     case keysChanged(BluetoothAddress, AccessoryKeys)
     /// A durable change.

@@ -117,15 +117,21 @@ final class Publisher {
         case .accessoryError(let id, let error):
             diagnostics.counters.errors += 1
             enqueue(topics.error(id), payloads.accessoryError(error, at: now).bytes)
-        case .registrationReevaluated(let id, let error):
+        case .registrationReevaluated(let id, let reason, let error):
             // The state and the route decisions show the outcome; the log says why it happened.
+            let why =
+                switch reason {
+                case .invalidated: "its registration was invalidated"
+                case .noWearSensor(let model):
+                    "it is a \(model ?? "model") without a wear sensor, so with placement it would never be routed"
+                }
             if let error {
                 diagnostics.logger.warning(
-                    "accessory \(id): its registration was invalidated and registering it again failed "
-                        + "(\(error.code.rawValue): \(error.message)); it waits for accessory/register")
+                    "accessory \(id): \(why); registering it again failed (\(error.code.rawValue): \(error.message)); "
+                        + "send accessory/register")
             } else {
-                diagnostics.logger.info(
-                    "accessory \(id): its registration was invalidated; registered it again with its last configuration (auto_register)")
+                let what = reason == .invalidated ? "with its last configuration" : "without placement (routed while available)"
+                diagnostics.logger.info("accessory \(id): \(why); registered it again \(what) (auto_register)")
             }
         case .storage, .keysChanged:
             break
