@@ -178,6 +178,26 @@ struct RegistrationFlowTests {
         }
     }
 
+    @Test("an auto_register accessory heard as a model without a wear sensor is registered again without placement, and routed")
+    func wearlessModel() async throws {
+        try await withBridge { _, observer async throws in
+            let registered = try await observer.request(
+                "accessory/register",
+                #""id":"\#(Fixture.airPods)","capabilities":["audioSwitching","placement"],"primary_source":"\#(Fixture.phone)""#)
+            #expect(registered["status"] == "ok")
+            // Beats Solo3 (model 0x2006): status 0x22 would be "in an ear" for earbuds, but
+            // this model has no wear sensor.
+            let solo3 = "4c0007190106202285060000" + String(repeating: "00", count: 16)
+            try await observer.publish(
+                "home/gw1/BTtoMQTT/A1B2C3D4E5F6", #"{"id":"\#(Fixture.airPods)","manufacturerdata":"\#(solo3)","rssi":-50}"#)
+            let state = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["capabilities"] == ["audioSwitching"] }
+            #expect(state?["model"] == "Beats Solo3")
+            #expect(state?["primary_source"] == .string(Fixture.phone))
+            let route = await observer.waitFor("aabridge/source/\(Fixture.phoneTopic)/route") { $0["target"] == .string(Fixture.airPods) }
+            #expect(route != nil, "routed while available, as an accessory without placement is")
+        }
+    }
+
     @Test("update beyond the registered capabilities: accessoryNotCapable on accessory/<ID>/error")
     func updateNotCapable() async throws {
         try await withBridge { _, observer async throws in
