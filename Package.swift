@@ -31,14 +31,15 @@ let package = Package(
         // The runtime: MQTT in and out, the engine, storage, discovery.
         .target(name: "Bridge", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "HomeAssistant"]),
         .executableTarget(
-            name: "aabridge", dependencies: ["AccessoryKit", "Bridge", "Configuration", "JSON", "MQTT", "Storage", "Telemetry"]),
+            name: "aabridge",
+            dependencies: ["AccessoryKit", "Bridge", "Configuration", "JSON", "LocalProcess", "MQTT", "Storage", "Telemetry"]),
         .executableTarget(
             name: "aabridge-bench",
             dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "Bridge", "LocalProcess"]),
 
         // For the tests only: a real mosquitto on a free loopback port, child processes, repository files.
         // Child processes (posix_spawn/waitpid) and free loopback ports: the brokers and bridges
-        // the tests and the benchmarks start.
+        // the tests and the benchmarks start, and the tools `report-sources` runs.
         .target(name: "LocalProcess"),
         .target(name: "TestSupport", dependencies: ["MQTT", "LocalProcess"], path: "Tests/TestSupport"),
         .testTarget(name: "AccessoryKitTests", dependencies: ["AccessoryKit"]),

@@ -22,21 +22,10 @@ public final class ChildProcess: Sendable {
         }
         // The child must not inherit a blocked signal mask from whatever thread spawns it (test
         // runners block signals on their threads): mosquitto would then ignore SIGTERM.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var emptyMask = sigset_t()
-        sigemptyset(&emptyMask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigmask(&attributes, &emptyMask)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
-        let rc = posix_spawn(&child, path, &actions, &attributes, argv, environ)
+        let rc = SpawnAttributes.with { attributes in posix_spawn(&child, path, &actions, &attributes, argv, environ) }
         guard rc == 0 else { throw LocalProcessError("posix_spawn \(path): \(String(cString: strerror(rc)))") }
         pid = child
     }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LocalProcess
 
 /// Runs a short-lived tool (`bluetoothctl`) and collects what it prints, standard output and
 /// standard error together, with a deadline.
@@ -54,23 +55,12 @@ enum ToolProcess {
         // The command ignores SIGTERM/SIGINT to shut down gracefully; the tool must not inherit
         // that, nor a blocked mask. Its own process group keeps a terminal's Ctrl-C (sent to
         // the foreground group) from killing it in the middle of the last poll.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var emptyMask = sigset_t()
-        sigemptyset(&emptyMask)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for signal in [SIGTERM, SIGINT, SIGHUP, SIGPIPE, SIGCHLD] { sigaddset(&defaults, signal) }
-        posix_spawnattr_setsigmask(&attributes, &emptyMask)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, executable, &actions, &attributes, argv, environ)
+        let spawned = SpawnAttributes.with(newProcessGroup: true) { attributes in
+            posix_spawnp(&pid, executable, &actions, &attributes, argv, environ)
+        }
         close(writeEnd)
         guard spawned == 0 else { return .failure(.cannotStart(String(cString: strerror(spawned)))) }
 
