@@ -120,7 +120,15 @@ extension ConfigurationDecoder {
             fail(section.path(missing), "a client \(given) needs \(missing) as well", at: section[given])
         }
         password(section, into: &mqtt)
-        if let keepalive = integer(section["keepalive"], at: section.path("keepalive"), in: 0...65_535) { mqtt.keepalive = keepalive }
+        if let keepalive = integer(section["keepalive"], at: section.path("keepalive"), in: 0...65_535) {
+            // libmosquitto refuses 1-4 s at every connect: the bridge would retry forever.
+            if (1...4).contains(keepalive) {
+                fail(
+                    section.path("keepalive"), "must be 0 (off) or 5-65535 seconds: the MQTT library refuses 1-4", at: section["keepalive"])
+            } else {
+                mqtt.keepalive = keepalive
+            }
+        }
         if let node = section["version"], !node.isNull,
             let number = integer(node, at: section.path("version"), in: Int.min...Int.max)
         {
@@ -129,6 +137,14 @@ extension ConfigurationDecoder {
             } else {
                 fail(section.path("version"), "unknown MQTT version \(number); allowed: 4 (MQTT 3.1.1), 5 (MQTT 5)", at: node)
             }
+        }
+        // MQTT 3.1.1 sends a password only after a user name; libmosquitto refuses the pair at
+        // every connect, so the bridge would retry forever.
+        if mqtt.version == .v311, mqtt.password != nil, mqtt.user == nil {
+            let key = section["password"].map { $0.isNull ? "password_file" : "password" } ?? "password_file"
+            fail(
+                section.path(key), "MQTT 3.1.1 (version 4) sends a password only with a user: set user, or use version 5",
+                at: section[key] ?? section["version"])
         }
         if let reconnect = fields(section["reconnect"], at: section.path("reconnect"), allowed: ["min_s", "max_s"]) {
             let minimum = integer(reconnect["min_s"], at: reconnect.path("min_s"), in: 1...3_600)

@@ -228,6 +228,26 @@ struct SetupSessionTests {
         #expect(added.bluetoothTransportBridgingIdentifier?.count == 6)
     }
 
+    @Test("an advertised name is trimmed and cut to 128 characters; a blank one is no name")
+    func advertisedNamesAreBounded() throws {
+        var harness = Harness()
+        harness.request(.showPicker(products: nil, timeout: .default))
+        var long = Fixtures.sighting(id, for: buds)
+        long.name = "  " + String(repeating: "é", count: 70_000) + "  "
+        let step = harness.send(.sighting(long))
+        #expect(step.events.first?.accessory?.displayName.count == Accessory.maximumNameLength)
+        #expect(harness.engine.picker?.candidate(id)?.name?.count == Accessory.maximumNameLength)
+        let added = try #require(harness.request(.selectCandidate(id, name: nil)).events.first { $0.type == .accessoryAdded }?.accessory)
+        #expect(added.displayName.count == Accessory.maximumNameLength)
+
+        let other = Fixtures.address(77)
+        harness.request(.showPicker(products: nil, timeout: .default))
+        var blank = Fixtures.sighting(other, for: buds)
+        blank.name = " \t "
+        harness.send(.sighting(blank))
+        #expect(harness.engine.picker?.candidate(other)?.name == nil)
+    }
+
     @Test func selectingANonCandidateIsInvalidRequest() {
         var harness = Harness()
         harness.request(.showPicker(products: nil, timeout: .default))

@@ -101,6 +101,23 @@ struct PickerFlowTests {
         }
     }
 
+    @Test("select with a name beyond rename's 1-128 characters, or a blank one: invalidRequest, the candidate stays")
+    func selectNameRule() async throws {
+        try await withBridge { _, observer async throws in
+            #expect(try await observer.request("picker/show")["status"] == "ok")
+            try await observer.publish(Fixture.advertisementTopic, Fixture.advertisementPayload)
+            await observer.waitFor(Self.picker) { ($0["candidates"]?.arrayValue?.count ?? 0) > 0 }
+            for name in [String(repeating: "x", count: 129), "   "] {
+                let refused = try await observer.request("picker/select", #""id":"\#(Fixture.advertisementID)","name":"\#(name)""#)
+                #expect(refused["error"]?["code"] == "invalidRequest")
+                #expect(refused["error"]?["message"]?.stringValue?.contains("'name' must be 1-128 characters") == true)
+            }
+            let longest = String(repeating: "y", count: 128)
+            let selected = try await observer.request("picker/select", #""id":"\#(Fixture.advertisementID)","name":"\#(longest)""#)
+            #expect(selected["data"]?["name"] == .string(longest))
+        }
+    }
+
     @Test("primary_source on select for a product without auto_register: invalidRequest, nothing is set up")
     func sourcesNeedAutoRegister() async throws {
         try await withBridge { _, observer async throws in

@@ -39,6 +39,12 @@ import Testing
             name: "keepalive out of range", yaml: "mqtt:\n  keepalive: 70000\n", path: "mqtt.keepalive",
             message: "must be between 0 and 65535"),
         Case(
+            name: "keepalive 1-4, which libmosquitto refuses at every connect", yaml: "mqtt:\n  keepalive: 3\n",
+            path: "mqtt.keepalive", message: "must be 0 (off) or 5-65535 seconds"),
+        Case(
+            name: "a password without a user on MQTT 3.1.1", yaml: "mqtt:\n  version: 4\n  password: s3cret\n",
+            path: "mqtt.password", message: "MQTT 3.1.1 (version 4) sends a password only with a user"),
+        Case(
             name: "port out of range", yaml: "mqtt:\n  server: mqtt://localhost:70000\n", path: "mqtt.server",
             message: "port must be between 1 and 65535"),
         Case(

@@ -16,6 +16,19 @@ public struct Accessory: Hashable, Sendable {
         }
     }
 
+    /// The longest name kept: a name given in a request is refused beyond it, an advertised
+    /// one is cut to it (an advertisement can say anything, up to a payload's 64 KiB).
+    public static let maximumNameLength = 128
+
+    /// An advertised name as a candidate shows it: trimmed and cut to ``maximumNameLength``
+    /// characters; `nil` when nothing is left.
+    public static func displayable(_ advertised: String?) -> String? {
+        guard let advertised else { return nil }
+        let trimmed = advertised.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed()
+        guard !trimmed.isEmpty else { return nil }
+        return String(trimmed.prefix(maximumNameLength))
+    }
+
     /// The identity Bluetooth address.
     public var id: BluetoothAddress
     /// The user-visible name.

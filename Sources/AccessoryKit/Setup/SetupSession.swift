@@ -127,7 +127,7 @@ public struct SetupSession: Hashable, Sendable {
             picker.candidates[index].lastSeen = now
             picker.candidates[index].rssi = sighting.rssi
             picker.candidates[index].gateway = sighting.gateway
-            if let name = sighting.name ?? sighting.decoded?.model { picker.candidates[index].name = name }
+            if let name = Accessory.displayable(sighting.name) ?? sighting.decoded?.model { picker.candidates[index].name = name }
             self.picker = picker
             return false
         }
@@ -138,12 +138,14 @@ public struct SetupSession: Hashable, Sendable {
         else { return false }
         picker.candidates.append(
             .init(
-                id: sighting.address, name: sighting.name ?? sighting.decoded?.model, product: product.name, rssi: sighting.rssi,
+                id: sighting.address, name: Accessory.displayable(sighting.name) ?? sighting.decoded?.model, product: product.name,
+                rssi: sighting.rssi,
                 gateway: sighting.gateway,
                 lastSeen: now))
         self.picker = picker
         let discovered = makeAccessory(
-            id: sighting.address, name: sighting.name ?? sighting.decoded?.model ?? product.name, product: product, state: .unauthorized,
+            id: sighting.address, name: Accessory.displayable(sighting.name) ?? sighting.decoded?.model ?? product.name, product: product,
+            state: .unauthorized,
             ssid: nil)
         events.append(SetupEvent(.accessoryDiscovered, accessory: discovered))
         return true

@@ -56,7 +56,7 @@ public enum RequestDecoder {
                 return .success(.engine(.showPicker(products: products, timeout: timeout)))
             case "picker/select":
                 let id = try address(payload, "id")
-                let name = try optionalString(payload, "name")
+                let name = try displayName(payload)
                 let keys = AccessoryKeys(
                     irk: try keyChange(payload, "irk").applied(to: nil),
                     encryptionKey: try keyChange(payload, "encryption_key").applied(to: nil))
@@ -67,10 +67,8 @@ public enum RequestDecoder {
             case "accessory/fail_authorization": return .success(.engine(.failAuthorization(try address(payload, "id"))))
             case "accessory/rename":
                 let id = try address(payload, "id")
-                guard let name = try optionalString(payload, "name") else { throw DecodeError("'name' is required") }
-                let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
-                guard !trimmed.isEmpty, trimmed.count <= 128 else { throw DecodeError("'name' must be 1-128 characters") }
-                return .success(.engine(.rename(id, name: trimmed)))
+                guard let name = try displayName(payload) else { throw DecodeError("'name' is required") }
+                return .success(.engine(.rename(id, name: name)))
             case "accessory/remove": return .success(.engine(.remove(try address(payload, "id"))))
             case "accessory/register":
                 let id = try address(payload, "id")
@@ -134,6 +132,17 @@ public enum RequestDecoder {
         case .success(let parsed): return .set(parsed)
         case .failure(let error): throw DecodeError("'\(key)' \(error.description)")
         }
+    }
+
+    /// An accessory's `name` (rename, select): trimmed, 1 to ``Accessory/maximumNameLength``
+    /// characters; `nil` when absent.
+    static func displayName(_ payload: JSONValue) throws(DecodeError) -> String? {
+        guard let name = try optionalString(payload, "name") else { return nil }
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty, trimmed.count <= Accessory.maximumNameLength else {
+            throw DecodeError("'name' must be 1-\(Accessory.maximumNameLength) characters")
+        }
+        return trimmed
     }
 
     static func optionalString(_ payload: JSONValue, _ key: String) throws(DecodeError) -> String? {
