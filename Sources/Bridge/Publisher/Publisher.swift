@@ -268,10 +268,16 @@ final class Publisher {
     }
 
     /// `offline` on `bridge/state`, waiting for the broker's acknowledgement (shutdown).
-    func publishOffline() async {
-        guard connection.isConnected else { return }
-        try? await connection.publishAcknowledged(
-            topic: topics.bridgeState, payload: Array(#"{"state":"offline"}"#.utf8), qos: .atLeastOnce, retain: true)
+    /// - Returns: whether the broker acknowledged it within `limit` (or nothing was owed:
+    ///   not connected). A broker that stops answering must not hold the shutdown: after the
+    ///   limit the bridge goes on and its will says `offline` once the broker notices.
+    func publishOffline(within limit: Duration) async -> Bool {
+        guard connection.isConnected else { return true }
+        let (connection, topic) = (self.connection, topics.bridgeState)
+        return await Deadline.run(limit) {
+            try? await connection.publishAcknowledged(
+                topic: topic, payload: Array(#"{"state":"offline"}"#.utf8), qos: .atLeastOnce, retain: true)
+        }
     }
 
     // MARK: - Helpers

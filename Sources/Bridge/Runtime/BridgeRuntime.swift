@@ -149,11 +149,19 @@ public final class BridgeRuntime {
                 for await message in connection.messages { inbox.forward(message) }
             },
             Task { for await state in connection.connectionStates { sink.yield(.connection(state)) } },
-            Task {
+            Task { [storage = core.storage, logger, abort = abortOnSecondSignal] in
                 guard let signals else { return }
+                var first = true
                 for await signal in signals {
+                    guard first else {
+                        // Someone means it: end now, but never with the database open mid-commit
+                        // (the storage queue closes it after the commit in progress).
+                        logger.warning("signal \(signal) again: stopping now, exit status \(128 + signal)")
+                        await storage.close()
+                        abort(signal)
+                    }
+                    first = false
                     sink.yield(.shutdown(signal: signal))
-                    break
                 }
             },
         ]
@@ -188,6 +196,11 @@ public final class BridgeRuntime {
         forwarders.forEach { $0.cancel() }
         return 0
     }
+
+    /// What a second SIGTERM/SIGINT does once storage is closed: exit at once with status
+    /// 128 + the signal's number, as a process ended by it reports (docs/operations.md).
+    /// Replaceable for tests that drive ``run(signals:)`` in-process.
+    public var abortOnSecondSignal: @Sendable (Int32) -> Never = { signal in exit(128 + signal) }
 
     /// Asks ``run()`` to shut down cleanly (as SIGTERM would).
     public func stop() { eventSink.yield(.shutdown(signal: SIGTERM)) }
@@ -388,15 +401,26 @@ public final class BridgeRuntime {
 
     // MARK: - Shutdown
 
-    /// Clean shutdown: the session's `invalidated` event, `offline`, storage closed.
+    /// How long a clean shutdown waits for the broker to acknowledge `offline` (docs/operations.md).
+    static let offlineAcknowledgementLimit: Duration = .seconds(5)
+    /// How long it then waits for the MQTT client's network thread to stop.
+    static let disconnectLimit: Duration = .seconds(2)
+
+    /// Clean shutdown: the session's `invalidated` event, `offline`, storage closed. Every
+    /// wait on the broker is bounded, so it ends even when the broker stopped answering.
     private func shutdown() async {
         let now = clock()
         if let outputs = await core.invalidate(at: now) {
             publisher.publish(outputs, at: now, engine: core.engine)
         }
         publisher.publishInfo(engine: core.engine)
-        await publisher.publishOffline()
-        await connection.disconnect()
+        if await !publisher.publishOffline(within: Self.offlineAcknowledgementLimit) {
+            logger.warning("the broker did not acknowledge offline within 5 s; stopping without it (the will says it)")
+        }
+        let connection = self.connection
+        if await !Deadline.run(Self.disconnectLimit, { await connection.disconnect() }) {
+            logger.warning("the MQTT client did not stop within 2 s; stopping without it")
+        }
         await core.storage.close()
         logger.info("stopped")
     }
