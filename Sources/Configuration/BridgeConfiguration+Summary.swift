@@ -14,6 +14,7 @@ extension BridgeConfiguration {
             ("password_set", .bool(self.mqtt.password != nil)),
             ("keepalive", .int(self.mqtt.keepalive)),
             ("version", .int(self.mqtt.version.rawValue)),
+            ("max_packet_size", .int(self.mqtt.maxPacketSize)),
             (
                 "reconnect",
                 Self.object([

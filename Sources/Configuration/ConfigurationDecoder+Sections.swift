@@ -65,6 +65,7 @@ extension ConfigurationDecoder {
 
     static let mqttKeys = [
         "server", "base_topic", "client_id", "user", "password", "password_file", "ca", "cert", "key", "keepalive", "version", "reconnect",
+        "max_packet_size",
     ]
 
     func mqtt(_ node: YAMLNode?, into mqtt: inout MQTTConfiguration) {
@@ -137,6 +138,10 @@ extension ConfigurationDecoder {
             } else {
                 fail(section.path("version"), "unknown MQTT version \(number); allowed: 4 (MQTT 3.1.1), 5 (MQTT 5)", at: node)
             }
+        }
+        // At least 4 KiB (a gateway's message must fit); at most MQTT's own 256 MiB.
+        if let size = integer(section["max_packet_size"], at: section.path("max_packet_size"), in: 4_096...268_435_455) {
+            mqtt.maxPacketSize = size
         }
         // MQTT 3.1.1 sends a password only after a user name; libmosquitto refuses the pair at
         // every connect, so the bridge would retry forever.

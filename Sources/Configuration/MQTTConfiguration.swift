@@ -45,6 +45,10 @@ public struct MQTTConfiguration: Hashable, Sendable, CustomStringConvertible, Cu
     public var keepalive: Int
     public var version: Version
     public var reconnect: Reconnect
+    /// The largest MQTT packet the bridge accepts (bytes), announced to the broker on MQTT 5
+    /// (Maximum Packet Size): larger messages are dropped by the broker, never allocated
+    /// here. Telemetry and requests are refused above 64 KiB anyway.
+    public var maxPacketSize: Int
 
     /// The documented defaults (`mqtt://localhost:1883`, base topic `aabridge`, client id `aabridge-<hostname>`).
     public init(hostname: String) {
@@ -63,6 +67,7 @@ public struct MQTTConfiguration: Hashable, Sendable, CustomStringConvertible, Cu
         self.keepalive = 60
         self.version = .v5
         self.reconnect = Reconnect()
+        self.maxPacketSize = 262_144
     }
 
     /// The settings without the password (it shows as `<redacted>` when set).

@@ -10,6 +10,18 @@ extension MQTTClient {
         thread.start()
     }
 
+    /// One CONNECT, with the Maximum Packet Size property on MQTT 5.
+    private func connect(_ mosq: OpaquePointer) -> Int32 {
+        var properties: OpaquePointer?
+        defer { mosquitto_property_free_all(&properties) }
+        if configuration.protocolVersion == .v5, let size = configuration.maximumPacketSize {
+            let rc = mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), UInt32(clamping: size))
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else { return rc }
+        }
+        return mosquitto_connect_bind_v5(
+            mosq, configuration.host, Int32(configuration.port), Int32(configuration.keepalive), nil, properties)
+    }
+
     /// Connect, pump the loop until the connection fails, back off, repeat, until the owner
     /// disconnects. Runs on the network thread only.
     private func superviseConnection() {
@@ -18,9 +30,7 @@ extension MQTTClient {
         var generator = SystemRandomNumberGenerator()
         while !isStopping {
             state.withLock { $0.refusal = nil }
-            var rc = mosquitto_connect_bind_v5(
-                mosq, configuration.host, Int32(configuration.port),
-                Int32(configuration.keepalive), nil, nil)
+            var rc = connect(mosq)
             var failure: MQTTError?
             if rc == MOSQ_ERR_SUCCESS.rawValue {
                 repeat {

@@ -57,14 +57,20 @@ public struct MQTTConfiguration: Sendable, Hashable {
     /// Incoming messages waiting for the consumer beyond this many are dropped (oldest first)
     /// and counted, so a flood cannot exhaust memory. `nil` keeps every message.
     public var messageBufferLimit: Int?
+    /// The largest packet this client accepts, announced in CONNECT as MQTT 5's Maximum Packet
+    /// Size: the broker must not send a larger one (it drops it instead). libmosquitto
+    /// itself reads any size whole, so this is the only limit before the allocation. MQTT
+    /// 3.1.1 has no such field: `nil`, or the 3.1.1 protocol, announces nothing.
+    public var maximumPacketSize: Int?
 
     public init(
         host: String = "localhost", port: Int = 1883, clientID: String, keepalive: Int = 60,
         username: String? = nil, password: String? = nil, tls: TLS? = nil,
         protocolVersion: ProtocolVersion = .v5, will: Will? = nil,
         reconnect: ReconnectBackoff = ReconnectBackoff(), cleanSession: Bool = true,
-        messageBufferLimit: Int? = nil
+        messageBufferLimit: Int? = nil, maximumPacketSize: Int? = nil
     ) {
+        self.maximumPacketSize = maximumPacketSize
         self.host = host
         self.port = port
         self.clientID = clientID

@@ -27,6 +27,30 @@ struct MQTTClientTests {
         await subscriber.client.disconnect()
     }
 
+    @Test("Maximum Packet Size in CONNECT (MQTT 5): a larger message is never delivered to the client; without it, it is")
+    func maximumPacketSize() async throws {
+        let broker = try MosquittoBroker()
+        var limited = testConfiguration(broker, version: .v5)
+        limited.maximumPacketSize = 64 * 1024
+        let guarded = try await ConnectedClient(limited, subscribe: ["big/#"])
+        // The same on MQTT 3.1.1, which cannot announce a limit: the control that the broker
+        // does send the large message when nothing stops it.
+        var classic = testConfiguration(broker, version: .v311)
+        classic.maximumPacketSize = 64 * 1024
+        let unguarded = try await ConnectedClient(classic, subscribe: ["big/#"])
+        let publisher = try await ConnectedClient(testConfiguration(broker))
+        try await publisher.client.publishAcknowledged(
+            topic: "big/large", payload: [UInt8](repeating: 7, count: 512 * 1024), qos: .atLeastOnce)
+        try await publisher.client.publishAcknowledged(topic: "big/small", string: "fits", qos: .atLeastOnce)
+        #expect(await guarded.messages.wait { $0.contains { $0.topic == "big/small" } })
+        #expect(await unguarded.messages.wait(count: 2))
+        #expect(guarded.messages.elements.map(\.topic) == ["big/small"], "the 512 KiB message was dropped by the broker")
+        #expect(unguarded.messages.elements.map(\.topic) == ["big/large", "big/small"])
+        await publisher.client.disconnect()
+        await unguarded.client.disconnect()
+        await guarded.client.disconnect()
+    }
+
     @Test("retained message reaches a later subscriber with the retain flag")
     func retained() async throws {
         let broker = try MosquittoBroker()

@@ -133,6 +133,9 @@ public final class BridgeRuntime {
         // A flood must not grow memory without bound: beyond this many waiting messages the
         // oldest are dropped (and counted in the client statistics).
         client.messageBufferLimit = 100_000
+        // An oversized message (48 MiB on a gateway topic) is dropped by the broker instead of
+        // being read whole and copied here (MQTT 5; docs/configuration.md for 3.1.1).
+        client.maximumPacketSize = broker.maxPacketSize
         return client
     }
 
