@@ -30,6 +30,7 @@ struct IngestTests {
             ("aabridge/accessory/A1B2C3D4E5F6/set", .set(accessory: "A1B2C3D4E5F6")),
             ("homeassistant/status", .homeAssistantStatus),
             ("home/kitchen/BTtoMQTT/A1B2C3D4E5F6", .gateway(index: 0)),
+            ("home/kitchen/LWT", .gateway(index: 0, status: true)),
             ("aabridge/telemetry/livingroom/A1B2C3D4E5F6", .gateway(index: 1)),
             ("espresense/devices/abc/kitchen", .gateway(index: 2)),
             ("aabridge/bridge/state", .unrouted),
@@ -37,6 +38,45 @@ struct IngestTests {
         ])
     func routes(topic: String, route: IngestRoute) throws {
         #expect(try Self.ingest(homeAssistant: true).router.route(topic) == route)
+    }
+
+    @Test("one-off messages (requests, /set, statuses) are never shed; gateway telemetry is")
+    func oneOffRoutes() {
+        let oneOff: [IngestRoute] = [
+            .request(name: "health"), .set(accessory: "A1"), .homeAssistantStatus, .gateway(index: 0, status: true),
+        ]
+        #expect(oneOff.allSatisfy { $0.isOneOff && !$0.isSheddable })
+        #expect(IngestRoute.gateway(index: 0).isSheddable && !IngestRoute.gateway(index: 0).isOneOff)
+        #expect(!IngestRoute.unrouted.isOneOff && !IngestRoute.unrouted.isSheddable)
+    }
+
+    @Test("under congestion a one-off message overtakes telemetry, but never one that arrived before it")
+    func oneOffOrder() throws {
+        let router = try Self.ingest().router
+        let lane = RequestLane(limit: 10, congestion: 2)
+        let backlog = Backlog(limit: 100)
+        let (events, sink) = AsyncStream.makeStream(of: RuntimeEvent.self)
+        let inbox = RuntimeInbox(router: router, requestLane: lane, backlog: backlog, sink: sink)
+        func request(_ name: String) -> MQTTMessage { Self.message("aabridge/bridge/request/\(name)", "{}") }
+        let telemetry = Self.message("home/kitchen/BTtoMQTT/A1B2C3D4E5F6", #"{"rssi":-60}"#)
+        inbox.forward(request("picker/show")) // not congested: the backlog
+        for _ in 0..<3 { inbox.forward(telemetry) } // now congested
+        inbox.forward(request("picker/select")) // picker/show still waits: behind it, not past it
+        #expect(lane.drain().isEmpty)
+        // The loop takes picker/show (and the telemetry); now a one-off may overtake.
+        backlog.taken()
+        lane.backloggedTaken()
+        inbox.forward(Self.message("home/kitchen/LWT", "offline"))
+        #expect(lane.drain().isEmpty, "picker/select still waits in the backlog")
+        // The loop takes the rest: three telemetry messages, picker/select, the status.
+        for _ in 0..<5 { backlog.taken() }
+        lane.backloggedTaken()
+        lane.backloggedTaken()
+        for _ in 0..<3 { inbox.forward(telemetry) }
+        inbox.forward(Self.message("aabridge/accessory/A1B2C3D4E5F6/set", #"{"source_disconnected":"11:22:33:44:55:66"}"#))
+        #expect(lane.drain().map(\.0.topic) == ["aabridge/accessory/A1B2C3D4E5F6/set"], "nothing one-off waits: it overtakes")
+        sink.finish()
+        _ = events
     }
 
     @Test("Home Assistant's status topic is not routed when discovery is off")

@@ -28,17 +28,28 @@ struct ReliabilityCongestionTests {
             #expect(await eventually { client.outstandingPublishes == 0 }, "the start-up publications are acknowledged")
             let before = try await observer.request("health")["data"]?["telemetry_rejected"]?.intValue ?? -1
 
+            // A gateway the bridge has heard, whose will comes during the congestion.
+            try await observer.publish("home/gw9/BTtoMQTT/F1E2D3C4B5A6", Fixture.advertisementPayload)
+            let heard = await observer.waitFor("aabridge/bridge/gateways") { list in
+                list.arrayValue?.contains { $0["heard"]?.arrayValue?.contains { $0["name"] == "gw9" } == true } == true
+            }
+            #expect(heard != nil)
+            #expect(await eventually { client.outstandingPublishes == 0 })
+
             harness.broker.freeze()
             let sent = 60
             for index in 0..<sent {
                 let placement = index % 2 == 0 ? "inEar" : "offHead"
                 inbox.forward(MQTTMessage(topic: Self.telemetry, payload: Array(#"{"placement":"\#(placement)"}"#.utf8)))
             }
-            // Updates from an accessory relay (`/set`) are telemetry too.
-            let updates = 10
-            for _ in 0..<updates {
-                inbox.forward(MQTTMessage(topic: "aabridge/accessory/\(Fixture.airPodsTopic)/set", payload: Array(#"{"rssi":-60}"#.utf8)))
-            }
+            // One-off messages amid the flood are never shed: a source connected through
+            // `/set` (said once) and a gateway's will saying it went offline (said once).
+            inbox.forward(
+                MQTTMessage(
+                    topic: "aabridge/accessory/\(Fixture.airPodsTopic)/set",
+                    payload: Array(#"{"source_connected":"\#(Fixture.phone)"}"#.utf8)))
+            inbox.forward(MQTTMessage(topic: "home/gw9/LWT", payload: Array("offline".utf8)))
+            let updates = 0
             inbox.forward(MQTTMessage(topic: "aabridge/bridge/request/health", payload: Array(#"{"transaction":"frozen"}"#.utf8)))
             // Each processed placement publishes the accessory's state; nothing is acknowledged.
             #expect(await eventually { client.outstandingPublishes > limit })
@@ -53,6 +64,16 @@ struct ReliabilityCongestionTests {
             #expect(
                 rejected >= sent + updates - limit - 1 && rejected <= sent + updates,
                 "telemetry shed while \(limit)+ publications waited: \(rejected) of \(sent + updates) counted as rejected")
+
+            // The one-off messages were handled, not shed.
+            let connected = await observer.waitFor(Self.state) { $0["primary_source"] == .string(Fixture.phone) }
+            #expect(connected != nil, "the /set source_connected sent during the congestion was applied")
+            let offline = await observer.waitFor("aabridge/bridge/gateways") { list in
+                list.arrayValue?.contains { entry in
+                    entry["heard"]?.arrayValue?.contains { $0["name"] == "gw9" && $0["state"] == "offline" } == true
+                } == true
+            }
+            #expect(offline != nil, "the gateway's offline, sent during the congestion, was applied")
 
             // Caught up: telemetry changes state again.
             #expect(await eventually { client.outstandingPublishes == 0 })

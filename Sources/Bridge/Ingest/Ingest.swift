@@ -126,7 +126,7 @@ struct Ingest {
         case .homeAssistantStatus:
             guard let homeAssistant, homeAssistant.isBirthMessage(message.payload) else { return IngestOutcome() }
             return IngestOutcome(.homeAssistantBirth)
-        case .gateway(let index):
+        case .gateway(let index, _):
             return telemetry(message, parser: router.parsers[index], entry: index, at: now)
         case .unrouted:
             return IngestOutcome()

@@ -7,19 +7,27 @@ enum IngestRoute: Sendable, Hashable {
     case set(accessory: Substring)
     /// Home Assistant's birth/last-will topic.
     case homeAssistantStatus
-    /// Telemetry or status of the gateway entry at this index of `gateways:`.
-    case gateway(index: Int)
+    /// Telemetry (or, with `status`, the status topic: `online`/`offline`) of the gateway
+    /// entry at this index of `gateways:`.
+    case gateway(index: Int, status: Bool = false)
     /// Nothing configured listens to this topic (a subscription overlap, or a stray message).
     case unrouted
 
     var isRequest: Bool { if case .request = self { true } else { false } }
 
-    /// Telemetry and `/set` updates: what is shed while the broker is behind. Requests and
-    /// Home Assistant's status never are.
-    var isSheddable: Bool {
+    /// Messages sent once and never repeated: requests, `/set` updates (a `source_disconnected`
+    /// is not said again), Home Assistant's status and a gateway's status (its will says
+    /// `offline` once). They are never shed, and under congestion they take the
+    /// ``RequestLane`` past the telemetry backlog.
+    var isOneOff: Bool {
         switch self {
-        case .set, .gateway: true
-        case .request, .homeAssistantStatus, .unrouted: false
+        case .request, .set, .homeAssistantStatus: true
+        case .gateway(_, let status): status
+        case .unrouted: false
         }
     }
+
+    /// Gateway telemetry: what is shed while the broker is behind (the next advertisement
+    /// says it again).
+    var isSheddable: Bool { if case .gateway(_, false) = self { true } else { false } }
 }

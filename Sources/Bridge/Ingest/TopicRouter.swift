@@ -14,8 +14,9 @@ struct TopicRouter: Sendable {
         if let name = topics.requestName(in: topic) { return .request(name: name) }
         if let id = topics.accessoryID(inSetTopic: topic) { return .set(accessory: id) }
         if topic == homeAssistantStatusTopic { return .homeAssistantStatus }
-        for (index, parser) in parsers.enumerated() where parser.handles(topic: topic) {
-            return .gateway(index: index)
+        for (index, parser) in parsers.enumerated() {
+            if parser.statusTopic?.match(topic) != nil { return .gateway(index: index, status: true) }
+            if parser.topic.match(topic) != nil { return .gateway(index: index) }
         }
         return .unrouted
     }

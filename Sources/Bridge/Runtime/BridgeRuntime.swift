@@ -178,6 +178,7 @@ public final class BridgeRuntime {
             switch event {
             case .message(let message, let route):
                 backlog.taken()
+                if route.isOneOff { requestLane.backloggedTaken() }
                 await handle(message, route: route)
             case .connection(let state): connectionChanged(state)
             case .wake:

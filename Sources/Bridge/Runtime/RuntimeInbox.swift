@@ -13,11 +13,15 @@ struct RuntimeInbox: Sendable {
     let sink: AsyncStream<RuntimeEvent>.Continuation
 
     /// Queues `message` for the loop, or drops it (counted by the backlog) when too many wait.
+    /// A one-off message (a request, `/set`, a status) overtakes a congested backlog through
+    /// the lane, unless one-off messages still wait in the backlog: it then queues behind them,
+    /// so they are handled in the order they arrived.
     func forward(_ message: MQTTMessage) {
         let route = router.route(message.topic)
-        if route.isRequest, requestLane.admit(message, route: route, backlogWaiting: backlog.waitingCount) {
+        if route.isOneOff, requestLane.admit(message, route: route, backlogWaiting: backlog.waitingCount) {
             sink.yield(.requests)
         } else if backlog.admit() {
+            if route.isOneOff { requestLane.backlogged() }
             sink.yield(.message(message, route))
         }
     }
