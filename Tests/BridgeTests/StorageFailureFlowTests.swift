@@ -12,10 +12,14 @@ struct StorageFailureFlowTests {
     /// Another process takes the database's write lock and holds it for 6.5 s, longer than the
     /// store's 5 s busy timeout; returns once it has it (about).
     static func holdWriteLock(_ harness: BridgeHarness) async throws -> ChildProcess {
+        // The marker file appears once the lock is held: a fixed wait was too short for a
+        // loaded machine (the request then went through before sqlite3 had the lock).
+        let marker = harness.directory.appendingPathComponent("locked").path
         let locker = try ChildProcess(
-            path: "/usr/bin/sqlite3", arguments: [harness.databasePath, "BEGIN EXCLUSIVE;", ".shell sleep 6.5", "COMMIT;"],
+            path: "/usr/bin/sqlite3",
+            arguments: [harness.databasePath, "BEGIN EXCLUSIVE;", ".shell touch '\(marker)'", ".shell sleep 6.5", "COMMIT;"],
             output: harness.directory.appendingPathComponent("lock.log").path)
-        try await Task.sleep(for: .milliseconds(400))
+        #expect(await eventually(timeout: .seconds(5)) { FileManager.default.fileExists(atPath: marker) }, "sqlite3 holds the lock")
         return locker
     }
 
