@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A child process started with `posix_spawn` and reaped with `waitpid`.
 ///
@@ -7,6 +8,9 @@ import Foundation
 /// way instead, by the tests (TestSupport) and the benchmarks alike.
 public final class ChildProcess: Sendable {
     public let pid: pid_t
+    /// Set once the process has been reaped: its pid may then belong to another process (the
+    /// pid space here is 32,768 and a test run starts thousands), which must never be signalled.
+    private let reaped = Mutex(false)
 
     /// Starts `path` with `arguments`; stdin is /dev/null, stdout and stderr go to `output`.
     public init(path: String, arguments: [String], output: String = "/dev/null") throws {
@@ -30,15 +34,24 @@ public final class ChildProcess: Sendable {
         pid = child
     }
 
-    /// Sends `signal` and waits for the process to exit (SIGKILL after `timeout` seconds).
+    /// `waitpid`, remembering when the process was reaped.
+    private func reap(_ status: inout Int32, _ options: Int32) -> pid_t {
+        let result = waitpid(pid, &status, options)
+        if result == pid { reaped.withLock { $0 = true } }
+        return result
+    }
+
+    /// Sends `signal` and waits for the process to exit (SIGKILL after `timeout` seconds);
+    /// nothing when it was already reaped.
     public func stop(signal: Int32 = SIGTERM, timeout: TimeInterval = 10) {
+        guard !reaped.withLock({ $0 }) else { return }
         kill(pid, signal)
         let deadline = Date().addingTimeInterval(timeout)
         var status: Int32 = 0
-        while waitpid(pid, &status, WNOHANG) == 0 {
+        while reap(&status, WNOHANG) == 0 {
             if Date() > deadline {
                 kill(pid, SIGKILL)
-                _ = waitpid(pid, &status, 0)
+                _ = reap(&status, 0)
                 return
             }
             usleep(5_000)
@@ -48,7 +61,7 @@ public final class ChildProcess: Sendable {
     /// Waits for the process to exit and returns its exit status (-1 when killed by a signal).
     public func wait() -> Int32 {
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+        while reap(&status, 0) < 0 && errno == EINTR {}
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
     }
 
@@ -59,10 +72,10 @@ public final class ChildProcess: Sendable {
     public func wait(timeout: TimeInterval) -> Int32? {
         let deadline = Date().addingTimeInterval(timeout)
         var status: Int32 = 0
-        while waitpid(pid, &status, WNOHANG) == 0 {
+        while reap(&status, WNOHANG) == 0 {
             guard Date() < deadline else {
                 kill(pid, SIGKILL)
-                _ = waitpid(pid, &status, 0)
+                _ = reap(&status, 0)
                 return nil
             }
             usleep(10_000)
@@ -72,7 +85,8 @@ public final class ChildProcess: Sendable {
 
     /// Whether the process has not exited yet (it is reaped if it has).
     public var isRunning: Bool {
+        guard !reaped.withLock({ $0 }) else { return false }
         var status: Int32 = 0
-        return waitpid(pid, &status, WNOHANG) == 0
+        return reap(&status, WNOHANG) == 0
     }
 }
