@@ -127,7 +127,7 @@ public struct SetupSession: Hashable, Sendable {
             picker.candidates[index].lastSeen = now
             picker.candidates[index].rssi = sighting.rssi
             picker.candidates[index].gateway = sighting.gateway
-            if let name = Accessory.displayable(sighting.name) ?? sighting.decoded?.model { picker.candidates[index].name = name }
+            if let name = Self.candidateName(sighting) { picker.candidates[index].name = name }
             self.picker = picker
             return false
         }
@@ -136,19 +136,18 @@ public struct SetupSession: Hashable, Sendable {
                 picker.products.contains($0.name) && $0.descriptor.matches(sighting, immediateRSSI: immediateRSSI)
             })
         else { return false }
+        let name = Self.candidateName(sighting)
         picker.candidates.append(
-            .init(
-                id: sighting.address, name: Accessory.displayable(sighting.name) ?? sighting.decoded?.model, product: product.name,
-                rssi: sighting.rssi,
-                gateway: sighting.gateway,
-                lastSeen: now))
+            .init(id: sighting.address, name: name, product: product.name, rssi: sighting.rssi, gateway: sighting.gateway, lastSeen: now))
         self.picker = picker
-        let discovered = makeAccessory(
-            id: sighting.address, name: Accessory.displayable(sighting.name) ?? sighting.decoded?.model ?? product.name, product: product,
-            state: .unauthorized,
-            ssid: nil)
+        let discovered = makeAccessory(id: sighting.address, name: name ?? product.name, product: product, state: .unauthorized, ssid: nil)
         events.append(SetupEvent(.accessoryDiscovered, accessory: discovered))
         return true
+    }
+
+    /// What a candidate is called: its advertised name, else its decoded model ("AirPods Pro").
+    private static func candidateName(_ sighting: AdvertisementSighting) -> String? {
+        Accessory.displayable(sighting.name) ?? sighting.decoded?.model
     }
 
     /// Sets up a candidate: pairing (or bridging), rename, `accessoryAdded`, `pickerDidDismiss`, in that order.

@@ -109,10 +109,7 @@ public enum RequestDecoder {
     /// `primary_source` and `secondary_source` of `picker/select`, primary first: a secondary
     /// needs a primary, and the two must differ (as a registration's sources must).
     static func setupSources(_ payload: JSONValue) throws(DecodeError) -> [BluetoothAddress] {
-        let primary = payload["primary_source"].flatMap { $0.isNull ? nil : $0 } != nil ? try address(payload, "primary_source") : nil
-        let secondary =
-            payload["secondary_source"].flatMap { $0.isNull ? nil : $0 } != nil ? try address(payload, "secondary_source") : nil
-        switch (primary, secondary) {
+        switch (try optionalAddress(payload, "primary_source"), try optionalAddress(payload, "secondary_source")) {
         case (nil, nil): return []
         case (let primary?, nil): return [primary]
         case (nil, _?): throw DecodeError("'secondary_source' needs a 'primary_source'")
@@ -120,6 +117,12 @@ public enum RequestDecoder {
             guard primary != secondary else { throw DecodeError("'primary_source' and 'secondary_source' must differ") }
             return [primary, secondary]
         }
+    }
+
+    /// An address that may be absent or `null` (nil then); otherwise as ``address(_:_:)``.
+    static func optionalAddress(_ payload: JSONValue, _ key: String) throws(DecodeError) -> BluetoothAddress? {
+        guard let value = payload[key], !value.isNull else { return nil }
+        return try address(payload, key)
     }
 
     /// A key as identity.md allows it (32 hex digits or the Keychain's base64); `null` deletes
