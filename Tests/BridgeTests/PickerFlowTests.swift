@@ -11,6 +11,16 @@ struct PickerFlowTests {
     static let event = "aabridge/bridge/event"
     static let picker = "aabridge/bridge/picker"
 
+    /// A picker for the Acme headphones (confirmAuthorization, no auto_register) with
+    /// D0:C3:D2:A1:B2:C3, "Acme Studio 2", discovered through gateway gw2.
+    static func presentAcmeCandidate(_ observer: Observer) async throws {
+        #expect(try await observer.request("picker/show", #""products":["Acme Studio Headphones"]"#)["status"] == "ok")
+        try await observer.publish(
+            "home/gw2/BTtoMQTT/D0C3D2A1B2C3",
+            #"{"id":"D0:C3:D2:A1:B2:C3","name":"Acme Studio 2","rssi":-58,"servicedatauuid":"fe2c","servicedata":"00aabbcc"}"#)
+        await observer.waitFor(Self.event) { $0["type"] == "accessoryDiscovered" }
+    }
+
     @Test("show, a real AirPods advertisement, select with a name: events in order, auto-registered")
     func pickerSetup() async throws {
         try await withBridge { _, observer async throws in
@@ -121,11 +131,7 @@ struct PickerFlowTests {
     @Test("primary_source on select for a product without auto_register: invalidRequest, nothing is set up")
     func sourcesNeedAutoRegister() async throws {
         try await withBridge { _, observer async throws in
-            #expect(try await observer.request("picker/show", #""products":["Acme Studio Headphones"]"#)["status"] == "ok")
-            try await observer.publish(
-                "home/gw2/BTtoMQTT/D0C3D2A1B2C3",
-                #"{"id":"D0:C3:D2:A1:B2:C3","name":"Acme Studio 2","rssi":-58,"servicedatauuid":"fe2c","servicedata":"00aabbcc"}"#)
-            await observer.waitFor(Self.event) { $0["type"] == "accessoryDiscovered" }
+            try await Self.presentAcmeCandidate(observer)
             let refused = try await observer.request(
                 "picker/select", #""id":"D0:C3:D2:A1:B2:C3","primary_source":"\#(Fixture.phone)""#)
             #expect(refused["error"]?["code"] == "invalidRequest")
@@ -208,11 +214,7 @@ struct PickerFlowTests {
     @Test("confirmAuthorization: added as awaitingAuthorization until accessory/authorize")
     func confirmAuthorization() async throws {
         try await withBridge { _, observer async throws in
-            #expect(try await observer.request("picker/show", #""products":["Acme Studio Headphones"]"#)["status"] == "ok")
-            try await observer.publish(
-                "home/gw2/BTtoMQTT/D0C3D2A1B2C3",
-                #"{"id":"D0:C3:D2:A1:B2:C3","name":"Acme Studio 2","rssi":-58,"servicedatauuid":"fe2c","servicedata":"00aabbcc"}"#)
-            await observer.waitFor(Self.event) { $0["type"] == "accessoryDiscovered" }
+            try await Self.presentAcmeCandidate(observer)
             let selected = try await observer.request("picker/select", #""id":"D0:C3:D2:A1:B2:C3""#)
             #expect(selected["data"]?["state"] == "awaitingAuthorization")
             #expect(selected["data"]?["name"] == "Acme Studio 2")

@@ -27,47 +27,51 @@ struct ShutdownTests {
         return (bridge, database, log)
     }
 
-    @Test("SIGTERM with a frozen broker ends within the bounds (5 s for offline, 2 s for the client), exit 0, storage closed")
-    func frozenBroker() async throws {
+    /// Starts the executable against a fresh broker, freezes the broker (SIGSTOP) and runs
+    /// `body` with the bridge, its database and its log; the broker is thawed afterwards.
+    static func withFrozenBroker(_ body: (ChildProcess, _ database: String, _ log: String) async throws -> Void) async throws {
         let broker = try MosquittoBroker()
         let directory = try ExecutableTests.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (bridge, database, log) = try await Self.start(broker, in: directory)
+        let (bridge, database, log) = try await start(broker, in: directory)
         broker.freeze()
         defer { broker.thaw() }
-        let started = ContinuousClock.now
-        kill(bridge.pid, SIGTERM)
-        // Generous against a loaded machine; before the fix it never ended while frozen.
-        let status = bridge.wait(timeout: 30)
-        let elapsed = ContinuousClock.now - started
-        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        #expect(status == 0, "exit \(status.map { "\($0)" } ?? "none: still running after 30 s"): \(text)")
-        #expect(text.contains("did not acknowledge offline"), "the log says why it stopped without it: \(text)")
-        print("figure: shutdown with a frozen broker took \(elapsed)")
-        // Storage was closed: the lock is free and the database is whole.
-        #expect(try DatabaseLock(database: database).isHeld)
-        #expect(try AccessoryStore(path: database).load().migrationComplete)
+        try await body(bridge, database, log)
+    }
+
+    @Test("SIGTERM with a frozen broker ends within the bounds (5 s for offline, 2 s for the client), exit 0, storage closed")
+    func frozenBroker() async throws {
+        try await Self.withFrozenBroker { bridge, database, log async throws in
+            let started = ContinuousClock.now
+            kill(bridge.pid, SIGTERM)
+            // Generous against a loaded machine; before the fix it never ended while frozen.
+            let status = bridge.wait(timeout: 30)
+            let elapsed = ContinuousClock.now - started
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(status == 0, "exit \(status.map { "\($0)" } ?? "none: still running after 30 s"): \(text)")
+            #expect(text.contains("did not acknowledge offline"), "the log says why it stopped without it: \(text)")
+            print("figure: shutdown with a frozen broker took \(elapsed)")
+            // Storage was closed: the lock is free and the database is whole.
+            #expect(try DatabaseLock(database: database).isHeld)
+            #expect(try AccessoryStore(path: database).load().migrationComplete)
+        }
     }
 
     @Test("a second SIGTERM ends at once, storage closed, exit status 128 + 15")
     func secondSignal() async throws {
-        let broker = try MosquittoBroker()
-        let directory = try ExecutableTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let (bridge, database, log) = try await Self.start(broker, in: directory)
-        broker.freeze()
-        defer { broker.thaw() }
-        kill(bridge.pid, SIGTERM)
-        try await Task.sleep(for: .milliseconds(500))
-        let started = ContinuousClock.now
-        kill(bridge.pid, SIGTERM)
-        let status = bridge.wait(timeout: 4)
-        let elapsed = ContinuousClock.now - started
-        let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        #expect(status == 128 + SIGTERM, "exit \(status.map { "\($0)" } ?? "none: still running after 4 s"): \(text)")
-        #expect(text.contains("signal 15 again"), "\(text)")
-        print("figure: a second SIGTERM ended the bridge after \(elapsed)")
-        #expect(try DatabaseLock(database: database).isHeld)
-        #expect(try AccessoryStore(path: database).load().migrationComplete)
+        try await Self.withFrozenBroker { bridge, database, log async throws in
+            kill(bridge.pid, SIGTERM)
+            try await Task.sleep(for: .milliseconds(500))
+            let started = ContinuousClock.now
+            kill(bridge.pid, SIGTERM)
+            let status = bridge.wait(timeout: 4)
+            let elapsed = ContinuousClock.now - started
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            #expect(status == 128 + SIGTERM, "exit \(status.map { "\($0)" } ?? "none: still running after 4 s"): \(text)")
+            #expect(text.contains("signal 15 again"), "\(text)")
+            print("figure: a second SIGTERM ended the bridge after \(elapsed)")
+            #expect(try DatabaseLock(database: database).isHeld)
+            #expect(try AccessoryStore(path: database).load().migrationComplete)
+        }
     }
 }
