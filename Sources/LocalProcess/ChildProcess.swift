@@ -83,6 +83,23 @@ public final class ChildProcess: Sendable {
         return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
     }
 
+    /// ``wait(timeout:)`` for async code: polls without holding a thread of the cooperative
+    /// pool, which has one per core; a test blocking one there for seconds stalls the others
+    /// (a 500 ms sleep took over 5 s in a full test run on two cores).
+    public func wait(timeout: Duration) async -> Int32? {
+        let deadline = ContinuousClock.now + timeout
+        var status: Int32 = 0
+        while reap(&status, WNOHANG) == 0 {
+            guard ContinuousClock.now < deadline else {
+                kill(pid, SIGKILL)
+                _ = reap(&status, 0)
+                return nil
+            }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+    }
+
     /// Whether the process has not exited yet (it is reaped if it has).
     public var isRunning: Bool {
         guard !reaped.withLock({ $0 }) else { return false }

@@ -18,36 +18,27 @@ extension MQTTClient {
         return Unmanaged<MQTTClient>.fromOpaque(userdata).takeUnretainedValue()
     }
 
+    /// Only notes an accepted CONNACK: libmosquitto calls this *before* it re-sends the
+    /// publishes that were in flight when the link dropped (handle__connack:
+    /// connack_callback, then message__retry_check), so anything sent from here would
+    /// overtake them. The network thread restores the connection once the call returns
+    /// (``MQTTClient/advanceConnection()``).
     fileprivate func connectionAcknowledged(code: Int32) {
         guard code == 0 else {
             let refusal = MQTTError(connackCode: code, protocolVersion: configuration.protocolVersion)
             state.withLock { $0.refusal = refusal }
             return
         }
-        let (subscriptions, firstConnect, outbox) = state.withLock { state in
-            state.connected = true
-            let outbox = state.outbox
-            state.outbox.removeAll()
-            outstandingCount.store(state.outstandingPublishes, ordering: .relaxed)
+        state.withLock { state in
+            state.connackAccepted = true
             if state.everConnected { state.statistics.reconnects += 1 }
             state.everConnected = true
-            let firstConnect = state.firstConnect
-            state.firstConnect = nil
-            return (state.subscriptions, firstConnect, outbox)
         }
-        // Restore subscriptions before anyone is told we are connected, so that a consumer
-        // reacting to `.connected` never misses messages for a filter it already asked for.
-        for subscription in subscriptions {
-            _ = mosquitto_subscribe_v5(handle.pointer, nil, subscription.filter, subscription.qos.rawValue, 0, nil)
-        }
-        // What was published while disconnected goes out now, in order.
-        outbox.forEach(sendOrKeep)
-        stateContinuation.yield(.connected)
-        firstConnect?.resume(returning: .success(()))
     }
 
     fileprivate func connectionLost() {
-        state.withLock { $0.connected = false }
+        linkLostHookForTesting.withLock { $0 }?()
+        state.withLock { $0.dropLink() }
     }
 
     fileprivate func publishFinished(mid: Int32, reasonCode: Int32) {
@@ -59,32 +50,38 @@ extension MQTTClient {
                     message: "publish refused by the broker: \(String(cString: mosquitto_reason_string(reasonCode)))"))
             : .success(())
         let continuation = state.withLock { state -> CheckedContinuation<Result<Void, MQTTError>, Never>? in
-            // QoS 0 publishes call back here too (once written); their ids are not recorded
-            // (libmosquitto reuses ids only after 65,535 more publishes).
-            if state.unacknowledged.remove(mid) != nil {
-                outstandingCount.store(state.outstandingPublishes, ordering: .relaxed)
-            }
-            if let continuation = state.pendingPublishes.removeValue(forKey: mid) { return continuation }
-            // An awaited publisher may not have registered yet: keep the ack for it. With no
-            // publisher in that window, the ack is a QoS 0 or fire-and-forget one: forget it.
-            if state.registeringPublishes > 0 { state.earlyPublishAcks[mid] = result }
-            return nil
+            // QoS 0 publishes call back here too (once written); their ids are not recorded.
+            guard state.unacknowledged.remove(mid) != nil else { return nil }
+            outstandingCount.store(state.outstandingPublishes, ordering: .relaxed)
+            return state.pendingPublishes.removeValue(forKey: mid)
         }
         continuation?.resume(returning: result)
     }
 
+    /// A SUBACK. Refused for a ``subscribe(_:qos:)`` call: that call throws and the filter is
+    /// forgotten. Refused for a filter restored after a reconnect: the connection is given up
+    /// (``advanceConnection()``), since staying connected would mean staying deaf to it.
     fileprivate func subscribeAcknowledged(mid: Int32, grantedQoS: [Int32]) {
         let refused = grantedQoS.first { $0 >= 0x80 }
-        let result: Result<Void, MQTTError> =
-            refused.map {
-                .failure(MQTTError(code: .subscriptionRefused($0), message: "subscription refused by the broker (reason \($0))"))
-            } ?? .success(())
-        let continuation = state.withLock { state -> CheckedContinuation<Result<Void, MQTTError>, Never>? in
-            if let continuation = state.pendingSubscribes.removeValue(forKey: mid) { return continuation }
-            if state.earlySubscribeAcks.count < 1024 { state.earlySubscribeAcks[mid] = result }
-            return nil
+        let waiters = state.withLock { state -> [CheckedContinuation<Result<Void, MQTTError>, Never>] in
+            guard let filter = state.pendingSubscribes.removeValue(forKey: mid) else { return [] }
+            let waiters = state.subscribeWaiters.removeValue(forKey: filter) ?? []
+            if let refused {
+                let error = MQTTError(
+                    code: .subscriptionRefused(refused),
+                    message: "subscription to '\(filter)' refused by the broker: \(String(cString: mosquitto_reason_string(refused)))")
+                if waiters.isEmpty {
+                    state.refusal = state.refusal ?? error
+                } else {
+                    state.subscriptions.removeAll { $0.filter == filter }
+                    state.sentFilters.remove(filter)
+                    waiters.forEach { $0.resume(returning: .failure(error)) }
+                    return []
+                }
+            }
+            return waiters
         }
-        continuation?.resume(returning: result)
+        waiters.forEach { $0.resume(returning: .success(())) }
     }
 
     fileprivate func received(_ message: MQTTMessage) {

@@ -9,7 +9,7 @@ extension MQTTClient {
     @discardableResult
     public func enqueue(topic: String, payload: [UInt8], qos: MQTTQoS = .atMostOnce, retain: Bool = false) -> Bool {
         if qos == .atMostOnce {
-            return (try? mosquittoPublish(topic: topic, payload: payload, qos: qos, retain: retain)) != nil
+            return (try? publishAtMostOnce(topic: topic, payload: payload, retain: retain)) != nil
         }
         sendOrKeep(OutgoingPublish(topic: topic, payload: payload, qos: qos, retain: retain, continuation: nil))
         return true
@@ -29,7 +29,7 @@ extension MQTTClient {
         async throws(MQTTError)
     {
         if qos == .atMostOnce {
-            try mosquittoPublish(topic: topic, payload: payload, qos: qos, retain: retain)
+            try publishAtMostOnce(topic: topic, payload: payload, retain: retain)
             return
         }
         let result: Result<Void, MQTTError> = await withCheckedContinuation { continuation in
@@ -53,116 +53,100 @@ extension MQTTClient {
     /// should slow down or shed when this grows (the bridge sheds telemetry).
     public var outstandingPublishes: Int { outstandingCount.load(ordering: .relaxed) }
 
-    /// QoS 1 messages kept while disconnected, at most.
+    /// QoS 1 messages not sent yet, at most.
     static let outboxLimit = 100_000
 
-    /// Hands a QoS 1/2 publish to libmosquitto now, or keeps it in the outbox while there is
-    /// no connection; then registers its continuation (if any) for the acknowledgement.
+    /// Hands a QoS 1/2 publish to libmosquitto now, or keeps it in the outbox.
     ///
-    /// libmosquitto refuses publishes while disconnected (`MOSQ_ERR_NO_CONN`), so the client
-    /// keeps them itself and sends them from on_connect. The outbox is checked and filled
-    /// under the same lock that on_connect uses to flush it, so nothing can slip between.
+    /// Now only when the connection is ready, nothing older waits in the outbox (order), and
+    /// the next message id is free. Everything happens under the lock that on_publish takes,
+    /// so an acknowledgement always finds its publisher registered, and the network thread
+    /// flushing the outbox (``sendKept()``) cannot interleave with a new publish.
     func sendOrKeep(_ outgoing: OutgoingPublish) {
-        let awaited = outgoing.continuation != nil
-        let queued = state.withLock { state -> Result<Void, MQTTError>? in
+        let failure = state.withLock { state -> MQTTError? in
             if state.phase == .stopped || state.phase == .stopping {
-                return .failure(MQTTError(code: .shutDown, message: "client disconnected"))
+                return MQTTError(code: .shutDown, message: "client disconnected")
             }
-            guard !state.connected else {
-                // From here until the continuation is registered, on_publish keeps early acks.
-                if awaited { state.registeringPublishes += 1 }
-                return nil
+            if state.link == .ready && state.outbox.isEmpty && state.nextIDIsFree {
+                return send(outgoing, &state)
             }
             guard state.outbox.count < Self.outboxLimit else {
-                return .failure(
-                    MQTTError(
-                        code: .library(MOSQ_ERR_NOMEM.rawValue),
-                        message: "not connected and \(Self.outboxLimit) messages already wait to be sent"))
+                return MQTTError(
+                    code: .library(MOSQ_ERR_NOMEM.rawValue),
+                    message: "\(Self.outboxLimit) messages already wait to be sent")
             }
             state.outbox.append(outgoing)
             outstandingCount.store(state.outstandingPublishes, ordering: .relaxed)
-            return .success(())
-        }
-        switch queued {
-        case .failure(let error): outgoing.continuation?.resume(returning: .failure(error))
-        case .success: return
-        case nil: break
-        }
-        var mid: Int32 = 0
-        var failure: MQTTError?
-        do throws(MQTTError) {
-            mid = try mosquittoPublish(
-                topic: outgoing.topic, payload: outgoing.payload, qos: outgoing.qos,
-                retain: outgoing.retain)
-        } catch {
-            failure = error
-        }
-        guard awaited else {
-            if failure?.code == .library(MOSQ_ERR_NO_CONN.rawValue) {
-                // The connection dropped between the check and the call: the outbox takes it.
-                state.withLock { $0.connected = false }
-                sendOrKeep(outgoing)
-            }
-            return
-        }
-        let acknowledged = state.withLock { state -> Result<Void, MQTTError>? in
-            defer {
-                state.registeringPublishes -= 1
-                // Acks nobody is about to collect belong to fire-and-forget publishes: drop
-                // them, or a recycled message id could complete a later publish too early.
-                if state.registeringPublishes == 0 { state.earlyPublishAcks.removeAll(keepingCapacity: true) }
-            }
-            if failure != nil { return nil }
-            if let early = state.earlyPublishAcks.removeValue(forKey: mid) { return early }
-            state.pendingPublishes[mid] = outgoing.continuation
             return nil
         }
-        if let failure {
-            if failure.code == .library(MOSQ_ERR_NO_CONN.rawValue) {
-                state.withLock { $0.connected = false }
-                sendOrKeep(outgoing)
-            } else {
-                outgoing.continuation?.resume(returning: .failure(failure))
-            }
-        } else if let acknowledged {
-            outgoing.continuation?.resume(returning: acknowledged)
-        }
+        if let failure { outgoing.continuation?.resume(returning: .failure(failure)) }
     }
 
-    /// Calls `mosquitto_publish_v5` and counts the message; for QoS 1/2 records its message
-    /// id as unacknowledged.
-    /// - Returns: the message id libmosquitto gave the publish.
-    @discardableResult
-    func mosquittoPublish(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) throws(MQTTError) -> Int32 {
-        var mid: Int32 = 0
-        func call() -> Int32 {
-            payload.withUnsafeBytes { bytes in
-                mosquitto_publish_v5(
-                    handle.pointer, &mid, topic, Int32(bytes.count), bytes.baseAddress,
-                    qos.rawValue, retain, nil)
+    /// Sends what waits in the outbox, oldest first, as far as message ids allow. On the
+    /// network thread: after the reconnect (once libmosquitto has re-sent what was in flight,
+    /// so that an older retained state cannot overwrite a newer one) and as acknowledgements
+    /// free ids.
+    func sendKept() {
+        let failed = state.withLock { state -> [(OutgoingPublish, MQTTError)] in
+            guard state.link == .ready, !state.outbox.isEmpty else { return [] }
+            var failed: [(OutgoingPublish, MQTTError)] = []
+            var sent = 0
+            while sent < state.outbox.count && state.nextIDIsFree {
+                let outgoing = state.outbox[sent]
+                if let error = send(outgoing, &state) { failed.append((outgoing, error)) }
+                sent += 1
             }
+            state.outbox.removeFirst(sent)
+            outstandingCount.store(state.outstandingPublishes, ordering: .relaxed)
+            return failed
         }
-        let rc: Int32
-        if qos == .atMostOnce {
-            rc = call()
-            if rc == MOSQ_ERR_SUCCESS.rawValue { state.withLock { $0.statistics.messagesOut += 1 } }
-        } else {
-            // Under the lock that on_publish takes, so the acknowledgement cannot be handled
-            // before its message id is recorded. libmosquitto's publish takes only its message
-            // and packet mutexes, which the network thread never holds while calling back.
-            rc = state.withLock { state in
-                let rc = call()
-                if rc == MOSQ_ERR_SUCCESS.rawValue {
-                    state.statistics.messagesOut += 1
-                    state.unacknowledged.insert(mid)
-                    outstandingCount.store(state.outstandingPublishes, ordering: .relaxed)
-                }
-                return rc
+        for (outgoing, error) in failed { outgoing.continuation?.resume(returning: .failure(error)) }
+    }
+
+    /// `mosquitto_publish_v5` for a QoS 1/2 message, under the state lock; records its id as
+    /// unacknowledged and registers its publisher.
+    ///
+    /// `MOSQ_ERR_NO_CONN` (the link dropped a moment ago) counts as sent: libmosquitto 2.0.11
+    /// has already queued the message by then (`message__queue` before `send__publish`) and
+    /// resends it after the reconnect; keeping it as well would send it twice.
+    /// libmosquitto's publish takes only its message and packet mutexes, which the network
+    /// thread never holds while calling back into this client.
+    /// - Returns: the error when libmosquitto refused the message.
+    private func send(_ outgoing: OutgoingPublish, _ state: inout ClientState) -> MQTTError? {
+        var id: Int32 = 0
+        let rc = outgoing.payload.withUnsafeBytes { bytes in
+            mosquitto_publish_v5(
+                handle.pointer, &id, outgoing.topic, Int32(bytes.count), bytes.baseAddress, outgoing.qos.rawValue,
+                outgoing.retain, nil)
+        }
+        state.took(id)
+        guard rc == MOSQ_ERR_SUCCESS.rawValue || (rc == MOSQ_ERR_NO_CONN.rawValue && id != 0) else {
+            return MQTTError(library: rc, context: "publish to '\(outgoing.topic)'")
+        }
+        state.statistics.messagesOut += 1
+        state.unacknowledged.insert(id)
+        if let continuation = outgoing.continuation { state.pendingPublishes[id] = continuation }
+        outstandingCount.store(state.outstandingPublishes, ordering: .relaxed)
+        return nil
+    }
+
+    /// A QoS 0 publish: sent now or not at all (never kept). Under the lock, because it takes a
+    /// message id too (libmosquitto numbers every publish).
+    func publishAtMostOnce(topic: String, payload: [UInt8], retain: Bool) throws(MQTTError) {
+        let rc = state.withLock { state -> Int32 in
+            guard state.link == .ready else { return MOSQ_ERR_NO_CONN.rawValue }
+            guard state.nextIDIsFree else { return MOSQ_ERR_NOMEM.rawValue }
+            var id: Int32 = 0
+            let rc = payload.withUnsafeBytes { bytes in
+                mosquitto_publish_v5(
+                    handle.pointer, &id, topic, Int32(bytes.count), bytes.baseAddress, MQTTQoS.atMostOnce.rawValue, retain, nil)
             }
+            state.took(id)
+            if rc == MOSQ_ERR_SUCCESS.rawValue { state.statistics.messagesOut += 1 }
+            return rc
         }
         guard rc == MOSQ_ERR_SUCCESS.rawValue else {
             throw MQTTError(library: rc, context: "publish to '\(topic)'")
         }
-        return mid
     }
 }

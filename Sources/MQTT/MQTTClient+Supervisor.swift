@@ -36,6 +36,7 @@ extension MQTTClient {
                 repeat {
                     acknowledgeQuickly(mosq)
                     rc = mosquitto_loop(mosq, 1000, 1)
+                    if rc == MOSQ_ERR_SUCCESS.rawValue { advanceConnection() }
                 } while rc == MOSQ_ERR_SUCCESS.rawValue && !isStopping
                 if isStopping {
                     // Let the DISCONNECT queued by disconnect() reach the socket.
@@ -51,8 +52,8 @@ extension MQTTClient {
             }
             let reason = failure ?? MQTTError(library: rc)
             let (wasConnected, firstConnect) = state.withLock { state in
-                let wasConnected = state.connected
-                state.connected = false
+                let wasConnected = state.link == .ready
+                state.dropLink()
                 state.statistics.failedAttempts += wasConnected ? 0 : 1
                 let firstConnect = state.firstConnect
                 state.firstConnect = nil
@@ -86,6 +87,53 @@ extension MQTTClient {
         _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &on, socklen_t(MemoryLayout<Int32>.size))
     }
 
+    /// Moves an accepted connection on, after each turn of the loop (so after libmosquitto has
+    /// finished with the packets it read, its re-sends on a CONNACK included):
+    /// - CONNACK accepted → restoring: every subscription is sent again;
+    /// - every SUBACK granted → ready: the outbox goes out (after the re-sends, in order),
+    ///   ``connectionStates`` says `.connected`, `connect()` returns;
+    /// - a restored subscription refused → the socket is shut, so the loop fails with that
+    ///   reason and the supervisor reconnects with backoff (the will says `offline`);
+    /// - ready → the outbox drains as acknowledgements free message ids.
+    private func advanceConnection() {
+        let step = state.withLock { state -> ConnectionStep in
+            if state.connackAccepted {
+                state.connackAccepted = false
+                state.link = .restoring
+            }
+            guard state.link != .down else { return .none }
+            if state.refusal != nil { return .giveUp }
+            // Cheap when nothing changed: every turn of the loop comes here.
+            if state.sentFilters.count != state.subscriptions.count { sendSubscriptions(&state) }
+            if state.link == .restoring {
+                guard state.pendingSubscribes.isEmpty, state.sentFilters.count == state.subscriptions.count else { return .none }
+                state.link = .ready
+                defer { state.firstConnect = nil }
+                return .ready(state.firstConnect)
+            }
+            return state.outbox.isEmpty ? .none : .sendKept
+        }
+        switch step {
+        case .none:
+            return
+        case .giveUp:
+            let fd = mosquitto_socket(handle.pointer)
+            if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
+        case .sendKept:
+            sendKept()
+        case .ready(let firstConnect):
+            sendKept()
+            stateContinuation.yield(.connected)
+            firstConnect?.resume(returning: .success(()))
+        }
+    }
+
+    /// What ``advanceConnection()`` found to do outside the lock.
+    private enum ConnectionStep {
+        case none, giveUp, sendKept
+        case ready(CheckedContinuation<Result<Void, MQTTError>, Never>?)
+    }
+
     private var isStopping: Bool {
         state.withLock { $0.phase == .stopping || $0.phase == .stopped }
     }
@@ -93,7 +141,7 @@ extension MQTTClient {
     private func finishSupervisor() {
         let waiters = state.withLock { state in
             state.phase = .stopped
-            state.connected = false
+            state.dropLink()
             defer { state.stopWaiters.removeAll() }
             return state.stopWaiters
         }

@@ -43,6 +43,9 @@ public final class MQTTClient: Sendable {
     /// A copy of `state.outstandingPublishes`, stored whenever it changes, readable without
     /// the lock (``outstandingPublishes`` is read for every telemetry message).
     let outstandingCount = Atomic<Int>(0)
+    /// Called on the network thread when libmosquitto reports the link lost, before the client
+    /// acts on it: tests publish from here to land in that window.
+    let linkLostHookForTesting = Mutex<(@Sendable () -> Void)?>(nil)
 
     public init(configuration: MQTTConfiguration) throws(MQTTError) {
         precondition(libMosquittoInitialised, "mosquitto_lib_init failed")
@@ -138,7 +141,12 @@ public final class MQTTClient: Sendable {
     }
 
     /// Whether a CONNACK has been accepted and the connection not lost since.
-    public var isConnected: Bool { state.withLock { $0.connected } }
+    public var isConnected: Bool { state.withLock { $0.link == .ready } }
+
+    /// Entries in the client's per-message tables (tests check that nothing accumulates).
+    var bookkeepingEntries: Int {
+        state.withLock { $0.pendingPublishes.count + $0.pendingSubscribes.count + $0.subscribeWaiters.count }
+    }
 
     /// Counters for health reporting.
     public var statistics: MQTTStatistics { state.withLock { $0.statistics } }
@@ -151,13 +159,14 @@ public final class MQTTClient: Sendable {
                 state.pendingPublishes.removeAll()
                 state.outbox.removeAll()
                 state.pendingSubscribes.removeAll()
+                state.subscribeWaiters.removeAll()
                 state.firstConnect = nil
                 state.unacknowledged.removeAll()
                 outstandingCount.store(0, ordering: .relaxed)
             }
             return (
                 Array(state.pendingPublishes.values) + state.outbox.compactMap(\.continuation),
-                Array(state.pendingSubscribes.values), state.firstConnect
+                state.subscribeWaiters.values.flatMap { $0 }, state.firstConnect
             )
         }
         publishes.forEach { $0.resume(returning: .failure(error)) }

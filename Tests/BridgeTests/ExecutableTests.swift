@@ -158,7 +158,7 @@ struct ExecutableTests {
             for command in ["validate", "run"] {
                 let output = directory.appendingPathComponent("\(command)-\(index).txt").path
                 let process = try ChildProcess(path: try Self.executable, arguments: [command, "--config", config.path], output: output)
-                let status = process.wait(timeout: 30)
+                let status = await process.wait(timeout: .seconds(30))
                 let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
                 #expect(
                     status == 2, "\(command) \(testCase.extra): exit \(status.map { "\($0)" } ?? "none: still running after 30 s")\n\(text)"
@@ -190,7 +190,7 @@ struct ExecutableTests {
         for attempt in ["second", "third"] {
             let log = directory.appendingPathComponent("\(attempt).log").path
             let other = try ChildProcess(path: executable, arguments: ["run", "--config", try config("\(attempt).yaml")], output: log)
-            let status = other.wait(timeout: 30)
+            let status = await other.wait(timeout: .seconds(30))
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             #expect(status == 3, "exit \(status.map { "\($0)" } ?? "none: still running after 30 s"): \(text)")
             #expect(text.contains("another aabridge (pid \(first.pid)) is already running on \(database)"), "\(text)")

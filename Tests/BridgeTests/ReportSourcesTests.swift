@@ -286,7 +286,7 @@ struct ReportSourcesTests {
             #expect(again?["target"] == .string(Fixture.speaker))
 
             kill(child.pid, SIGTERM)
-            #expect(child.wait(timeout: 20) == 0, "\(output)")
+            #expect(await child.wait(timeout: .seconds(20)) == 0, "\(output)")
             let last = await Self.waitForMessage(observer, on: Self.desktopRoute, number: 4)
             #expect(last?["target"] == "fallback")
             let routes = observer.json(on: Self.desktopRoute)
@@ -400,7 +400,7 @@ struct ReportSourcesTests {
             #expect(again?["target"] == .string(Fixture.speaker))
             #expect(again?["reason"] == "source_connected")
             kill(child.pid, SIGTERM)
-            #expect(child.wait(timeout: 20) == 0)
+            #expect(await child.wait(timeout: .seconds(20)) == 0)
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             #expect(
                 output.contains("connected \(Fixture.speaker) (Kitchen Speaker) to 66:55:44:33:22:11 again (the bridge had dropped it)"),

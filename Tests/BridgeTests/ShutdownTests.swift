@@ -45,7 +45,7 @@ struct ShutdownTests {
             let started = ContinuousClock.now
             kill(bridge.pid, SIGTERM)
             // Generous against a loaded machine; before the fix it never ended while frozen.
-            let status = bridge.wait(timeout: 30)
+            let status = await bridge.wait(timeout: .seconds(30))
             let elapsed = ContinuousClock.now - started
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             #expect(status == 0, "exit \(status.map { "\($0)" } ?? "none: still running after 30 s"): \(text)")
@@ -64,7 +64,7 @@ struct ShutdownTests {
             try await Task.sleep(for: .milliseconds(500))
             let started = ContinuousClock.now
             kill(bridge.pid, SIGTERM)
-            let status = bridge.wait(timeout: 4)
+            let status = await bridge.wait(timeout: .seconds(4))
             let elapsed = ContinuousClock.now - started
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             #expect(status == 128 + SIGTERM, "exit \(status.map { "\($0)" } ?? "none: still running after 4 s"): \(text)")

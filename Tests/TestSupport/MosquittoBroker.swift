@@ -15,15 +15,20 @@ public final class MosquittoBroker: Sendable {
         public var tls: TestCertificates?
         /// Require a client certificate on the TLS listener.
         public var requireClientCertificate: Bool
+        /// A configuration for mosquitto's dynamic security plugin (its JSON file). Unlike
+        /// `acl_file`, which lets every subscription through in mosquitto 2.0, the plugin can
+        /// refuse a subscription in the SUBACK.
+        public var dynamicSecurity: String?
 
         public init(
             users: [String: String]? = nil, acl: String? = nil, tls: TestCertificates? = nil,
-            requireClientCertificate: Bool = false
+            requireClientCertificate: Bool = false, dynamicSecurity: String? = nil
         ) {
             self.users = users
             self.acl = acl
             self.tls = tls
             self.requireClientCertificate = requireClientCertificate
+            self.dynamicSecurity = dynamicSecurity
         }
     }
 
@@ -142,6 +147,11 @@ public final class MosquittoBroker: Sendable {
             try acl.write(to: aclFile, atomically: true, encoding: .utf8)
             lines.append("acl_file \(aclFile.path)")
         }
+        if let dynamicSecurity = options.dynamicSecurity {
+            let file = directory.appendingPathComponent("dynamic-security.json")
+            try dynamicSecurity.write(to: file, atomically: true, encoding: .utf8)
+            lines += ["plugin \(try Self.dynamicSecurityPlugin())", "plugin_opt_config_file \(file.path)"]
+        }
         lines.append("listener \(port) 127.0.0.1")
         if let tls = options.tls, let tlsPort {
             lines += [
@@ -154,6 +164,14 @@ public final class MosquittoBroker: Sendable {
         }
         try (lines.joined(separator: "\n") + "\n")
             .write(to: directory.appendingPathComponent("mosquitto.conf"), atomically: true, encoding: .utf8)
+    }
+
+    static func dynamicSecurityPlugin() throws -> String {
+        for path in ["/usr/lib/x86_64-linux-gnu/mosquitto_dynamic_security.so", "/usr/lib/aarch64-linux-gnu/mosquitto_dynamic_security.so"]
+        where FileManager.default.fileExists(atPath: path) {
+            return path
+        }
+        throw BrokerError("mosquitto's dynamic security plugin is not installed (Debian: mosquitto)")
     }
 
     static func executable() throws -> String {
