@@ -15,6 +15,7 @@ extension BridgeConfiguration {
             ("keepalive", .int(self.mqtt.keepalive)),
             ("version", .int(self.mqtt.version.rawValue)),
             ("max_packet_size", .int(self.mqtt.maxPacketSize)),
+            ("session_expiry_s", .int(self.mqtt.sessionExpirySeconds)),
             (
                 "reconnect",
                 Self.object([

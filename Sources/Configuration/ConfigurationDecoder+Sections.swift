@@ -65,7 +65,7 @@ extension ConfigurationDecoder {
 
     static let mqttKeys = [
         "server", "base_topic", "client_id", "user", "password", "password_file", "ca", "cert", "key", "keepalive", "version", "reconnect",
-        "max_packet_size",
+        "max_packet_size", "session_expiry_s",
     ]
 
     func mqtt(_ node: YAMLNode?, into mqtt: inout MQTTConfiguration) {
@@ -142,6 +142,10 @@ extension ConfigurationDecoder {
         // At least 4 KiB (a gateway's message must fit); at most MQTT's own 256 MiB.
         if let size = integer(section["max_packet_size"], at: section.path("max_packet_size"), in: 4_096...268_435_455) {
             mqtt.maxPacketSize = size
+        }
+        // MQTT 5's Session Expiry Interval is 32 bits (0xFFFFFFFF: never).
+        if let expiry = integer(section["session_expiry_s"], at: section.path("session_expiry_s"), in: 0...4_294_967_295) {
+            mqtt.sessionExpirySeconds = expiry
         }
         // MQTT 3.1.1 sends a password only after a user name; libmosquitto refuses the pair at
         // every connect, so the bridge would retry forever.

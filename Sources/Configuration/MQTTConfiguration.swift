@@ -49,6 +49,10 @@ public struct MQTTConfiguration: Hashable, Sendable, CustomStringConvertible, Cu
     /// (Maximum Packet Size): larger messages are dropped by the broker, never allocated
     /// here. Telemetry and requests are refused above 64 KiB anyway.
     public var maxPacketSize: Int
+    /// How long the broker keeps the bridge's session (its subscriptions and the QoS 1
+    /// messages for it) after the connection drops, in seconds; 0 is a clean session at every
+    /// connect. Requests sent while the bridge reconnects or restarts wait in that session.
+    public var sessionExpirySeconds: Int
 
     /// The documented defaults (`mqtt://localhost:1883`, base topic `aabridge`, client id `aabridge-<hostname>`).
     public init(hostname: String) {
@@ -68,6 +72,7 @@ public struct MQTTConfiguration: Hashable, Sendable, CustomStringConvertible, Cu
         self.version = .v5
         self.reconnect = Reconnect()
         self.maxPacketSize = 262_144
+        self.sessionExpirySeconds = 3_600
     }
 
     /// The settings without the password (it shows as `<redacted>` when set).
@@ -81,6 +86,7 @@ public struct MQTTConfiguration: Hashable, Sendable, CustomStringConvertible, Cu
         if let key { parts.append("key: \(key)") }
         parts.append("keepalive: \(keepalive)")
         parts.append("version: \(version.rawValue)")
+        parts.append("session_expiry_s: \(sessionExpirySeconds)")
         parts.append("reconnect: {min_s: \(reconnect.minimumSeconds), max_s: \(reconnect.maximumSeconds)}")
         return "MQTTConfiguration(" + parts.joined(separator: ", ") + ")"
     }

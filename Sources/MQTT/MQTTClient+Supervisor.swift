@@ -10,12 +10,17 @@ extension MQTTClient {
         thread.start()
     }
 
-    /// One CONNECT, with the Maximum Packet Size property on MQTT 5.
+    /// One CONNECT, with the Maximum Packet Size and Session Expiry Interval properties on MQTT 5.
     private func connect(_ mosq: OpaquePointer) -> Int32 {
         var properties: OpaquePointer?
         defer { mosquitto_property_free_all(&properties) }
         if configuration.protocolVersion == .v5, let size = configuration.maximumPacketSize {
             let rc = mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_MAXIMUM_PACKET_SIZE.rawValue), UInt32(clamping: size))
+            guard rc == MOSQ_ERR_SUCCESS.rawValue else { return rc }
+        }
+        if configuration.protocolVersion == .v5, !configuration.cleanSession, configuration.sessionExpiryInterval > 0 {
+            let rc = mosquitto_property_add_int32(
+                &properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), configuration.sessionExpiryInterval)
             guard rc == MOSQ_ERR_SUCCESS.rawValue else { return rc }
         }
         return mosquitto_connect_bind_v5(

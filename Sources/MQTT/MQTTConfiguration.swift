@@ -53,7 +53,13 @@ public struct MQTTConfiguration: Sendable, Hashable {
     public var protocolVersion: ProtocolVersion
     public var will: Will?
     public var reconnect: ReconnectBackoff
+    /// false: the broker keeps the session (subscriptions, QoS 1 messages for this client)
+    /// across disconnections; on MQTT 5 for ``sessionExpiryInterval`` seconds.
     public var cleanSession: Bool
+    /// MQTT 5's Session Expiry Interval, sent in CONNECT when `cleanSession` is false (without
+    /// it an MQTT 5 session ends with the connection). MQTT 3.1.1 has no such field: the broker
+    /// keeps the session until its own limit (mosquitto's `persistent_client_expiration`).
+    public var sessionExpiryInterval: UInt32
     /// Incoming messages waiting for the consumer beyond this many are dropped (oldest first)
     /// and counted, so a flood cannot exhaust memory. `nil` keeps every message.
     public var messageBufferLimit: Int?
@@ -68,8 +74,9 @@ public struct MQTTConfiguration: Sendable, Hashable {
         username: String? = nil, password: String? = nil, tls: TLS? = nil,
         protocolVersion: ProtocolVersion = .v5, will: Will? = nil,
         reconnect: ReconnectBackoff = ReconnectBackoff(), cleanSession: Bool = true,
-        messageBufferLimit: Int? = nil, maximumPacketSize: Int? = nil
+        messageBufferLimit: Int? = nil, maximumPacketSize: Int? = nil, sessionExpiryInterval: UInt32 = 0
     ) {
+        self.sessionExpiryInterval = sessionExpiryInterval
         self.maximumPacketSize = maximumPacketSize
         self.host = host
         self.port = port

@@ -1,4 +1,5 @@
 import Configuration
+import MQTT
 import Telemetry
 
 /// Classifies each incoming topic once into an ``IngestRoute``. Sendable and immutable, so
@@ -21,15 +22,20 @@ struct TopicRouter: Sendable {
         return .unrouted
     }
 
-    /// Every filter the bridge subscribes to, without repeats.
-    var subscriptionFilters: [String] {
-        var filters = [topics.requestFilter, topics.setFilter]
+    /// Every filter the bridge subscribes to, without repeats, with the QoS to ask for.
+    ///
+    /// Gateway telemetry at QoS 0: it says what is heard *now*, and the bridge's session
+    /// outlives its connection (mqtt.session_expiry_s), where the broker would keep QoS 1
+    /// telemetry and replay an hour of it, stale, after a restart. Requests, `/set` updates
+    /// and statuses at QoS 1: those are kept for the bridge while it is away.
+    var subscriptions: [(filter: String, qos: MQTTQoS)] {
+        var subscriptions: [(filter: String, qos: MQTTQoS)] = [(topics.requestFilter, .atLeastOnce), (topics.setFilter, .atLeastOnce)]
         for parser in parsers {
-            filters.append(parser.topic.filter)
-            if let status = parser.statusTopic { filters.append(status.filter) }
+            if let status = parser.statusTopic { subscriptions.append((status.filter, .atLeastOnce)) }
         }
-        if let homeAssistantStatusTopic { filters.append(homeAssistantStatusTopic) }
+        if let homeAssistantStatusTopic { subscriptions.append((homeAssistantStatusTopic, .atLeastOnce)) }
+        for parser in parsers { subscriptions.append((parser.topic.filter, .atMostOnce)) }
         var seen = Set<String>()
-        return filters.filter { seen.insert($0).inserted }
+        return subscriptions.filter { seen.insert($0.filter).inserted }
     }
 }

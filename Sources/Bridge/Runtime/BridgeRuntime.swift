@@ -136,6 +136,10 @@ public final class BridgeRuntime {
         // An oversized message (48 MiB on a gateway topic) is dropped by the broker instead of
         // being read whole and copied here (MQTT 5; docs/configuration.md for 3.1.1).
         client.maximumPacketSize = broker.maxPacketSize
+        // A persistent session: the broker keeps QoS 1 requests and `/set` updates sent while
+        // the bridge reconnects or restarts, instead of dropping them (mqtt.session_expiry_s).
+        client.cleanSession = broker.sessionExpirySeconds == 0
+        client.sessionExpiryInterval = UInt32(broker.sessionExpirySeconds)
         return client
     }
 
@@ -144,8 +148,8 @@ public final class BridgeRuntime {
         await activate()
         let connection = self.connection
         let sink = eventSink
-        for filter in ingest.router.subscriptionFilters {
-            try? await connection.subscribe(filter, qos: .atLeastOnce)
+        for (filter, qos) in ingest.router.subscriptions {
+            try? await connection.subscribe(filter, qos: qos)
         }
         let forwarders = [
             Task { [inbox] in

@@ -131,10 +131,11 @@ final class BridgeHarness {
     /// - Parameters:
     ///   - broker: the test broker (a new one when nil).
     ///   - directory: where the database lives (a new temporary directory when nil).
+    ///   - server: where the bridge connects (the broker when nil; a ``TCPProxy`` in front of it).
     ///   - mqttExtra: extra lines for the `mqtt:` section (credentials).
     ///   - debounceMilliseconds: `switching.placement_debounce_ms`.
     init(
-        broker: MosquittoBroker? = nil, directory: URL? = nil, mqttExtra: String = "",
+        broker: MosquittoBroker? = nil, directory: URL? = nil, server: String? = nil, mqttExtra: String = "",
         debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60,
         homeAssistant: Bool = false, headphonesIRK: String? = nil, follow: Bool = true
     ) throws {
@@ -146,7 +147,7 @@ final class BridgeHarness {
             try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         }
         yaml = Self.yaml(
-            server: self.broker.url, database: self.directory.appendingPathComponent("aabridge.sqlite3").path,
+            server: server ?? self.broker.url, database: self.directory.appendingPathComponent("aabridge.sqlite3").path,
             mqttExtra: mqttExtra, debounce: debounceMilliseconds, availability: availabilityTimeoutSeconds,
             health: healthIntervalSeconds, homeAssistant: homeAssistant, headphonesIRK: headphonesIRK, follow: follow)
         configuration = try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()

@@ -1,0 +1,58 @@
+import Foundation
+import MQTT
+import TestSupport
+import Testing
+
+@testable import Bridge
+
+/// Requests sent while the bridge is away from the broker (issue 13: with a clean session
+/// the broker dropped them, and the requester never got an answer).
+@Suite("Requests across a reconnect")
+struct RequestsAcrossReconnectTests {
+    /// The bridge connects through a proxy; the test cuts it and keeps it out, sends a request
+    /// to the broker meanwhile, then lets it back.
+    /// Gateway telemetry (QoS 1) is published while the bridge is away too.
+    /// - Returns: whether the request was answered within 10 s of the bridge's return, and
+    ///   whether the telemetry reached it.
+    static func requestWhileAway(sessionExpiry: Int?) async throws -> (answered: Bool, telemetryReplayed: Bool) {
+        let broker = try MosquittoBroker()
+        let proxy = try TCPProxy(to: broker.port)
+        defer { proxy.stop() }
+        let extra = sessionExpiry.map { "  session_expiry_s: \($0)" } ?? ""
+        let harness = try BridgeHarness(broker: broker, server: "mqtt://127.0.0.1:\(proxy.port)", mqttExtra: extra)
+        defer { harness.removeDirectory() }
+        var answered = false
+        var replayed = false
+        try await harness.run { observer in
+            proxy.refuseConnections(true)
+            proxy.cut()
+            // The broker publishes the bridge's will once the link is gone: it is away now.
+            await observer.waitFor("aabridge/bridge/state") { $0["state"] == "offline" }
+            try await observer.publish(Fixture.advertisementTopic, Fixture.advertisementPayload)
+            try await observer.publish(
+                "aabridge/bridge/request/accessory/current", #"{"id":"\#(Fixture.headphones)","transaction":"away"}"#)
+            proxy.refuseConnections(false)
+            await observer.waitFor("aabridge/bridge/state") { $0["state"] == "online" }
+            answered = await observer.messages.wait(timeout: .seconds(10)) { messages in
+                messages.contains { $0.topic == "aabridge/bridge/response/accessory/current" && $0.payloadString.contains(#""away""#) }
+            }
+            // Had the broker kept the telemetry, it came before the request: gw1 would be listed.
+            replayed = observer.json(on: "aabridge/bridge/gateways").contains {
+                AvailabilityFlowTests.gateway($0, "omg", heard: "gw1") != nil
+            }
+        }
+        return (answered, replayed)
+    }
+
+    @Test("a request sent while the bridge reconnects is answered once it is back (the broker kept it); telemetry is not replayed")
+    func answeredAfterReconnect() async throws {
+        let outcome = try await Self.requestWhileAway(sessionExpiry: nil)
+        #expect(outcome.answered, "the request waited in the bridge's session")
+        #expect(!outcome.telemetryReplayed, "telemetry is subscribed at QoS 0: what was heard while away is not replayed as if heard now")
+    }
+
+    @Test("session_expiry_s: 0 is a clean session: the same request is lost, as documented")
+    func cleanSessionLosesIt() async throws {
+        #expect(try await !Self.requestWhileAway(sessionExpiry: 0).answered)
+    }
+}
