@@ -1117,7 +1117,10 @@ def reconnect_order_round(binary, root, n, rounds):
         # (the health request above was answered after them).
         proxy.withhold()
         sent_at = time.monotonic()
-        client.pub(TELEMETRY, json.dumps({"placement": "inEar"}))
+        # QoS 0: the bridge's acknowledgement of a QoS 1 message would be withheld too, and a
+        # broker keeping the bridge's session would deliver the telemetry again after the
+        # reconnect, a newer "heard" that is not what this scenario is about.
+        client.pub(TELEMETRY, json.dumps({"placement": "inEar"}), qos=0)
         # State A: the telemetry makes them available, inEar. The broker -> bridge direction
         # still flows, so the bridge gets the telemetry and publishes A; the proxy reads A and
         # keeps it. Waiting for A *in the proxy* (not for a time) means: A was written to the
