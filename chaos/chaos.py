@@ -8,7 +8,12 @@ Scenarios (each prints PASS/FAIL lines and figures; the summary ends with
   sigkill          the bridge SIGKILLed N times during pairing/registration/rename requests
   disk-full        a small tmpfs filled up, remounted read-only, and a read-only start
   flood            telemetry far above the sustainable rate for D seconds
+  flood-large      512 KiB payloads (over the 64 KiB telemetry limit) for D seconds
   secrets          a password from a file and from the environment: never in any output
+  frozen-broker-shutdown  SIGTERM (and a second SIGTERM) while the broker is stopped (SIGSTOP)
+  oversize-flood   48 MiB messages on a gateway topic, the broker without a packet limit
+  reconnect-order  a retained state in flight when the link drops (chaos/proxy.py) must not
+                   overwrite the newer one the bridge published while disconnected
 Everything listens on 127.0.0.1 only; every loop is bounded in count and time.
 """
 import argparse
@@ -104,7 +109,8 @@ class Broker:
         self.proc = None
 
 
-def bridge_yaml(port, database, reconnect_max=2, password_line="", health=60, homeassistant=True, debounce=0):
+def bridge_yaml(port, database, reconnect_max=2, password_line="", health=60, homeassistant=True, debounce=0,
+                availability_timeout=120):
     return f"""mqtt:
   server: mqtt://127.0.0.1:{port}
   base_topic: {BASE}
@@ -162,7 +168,7 @@ sources:
     name: Alice's iPhone
 switching:
   placement_debounce_ms: {debounce}
-  availability_timeout_s: 120
+  availability_timeout_s: {availability_timeout}
   immediate_rssi: -50
 """
 
@@ -863,6 +869,352 @@ def scenario_secrets(binary, root):
         broker.stop()
 
 
+# ---------------------------------------------------------------------------------------------
+# How long a clean shutdown may take with a broker that answers nothing (docs/operations.md):
+# at most 5 s waiting for `offline`'s acknowledgement, then at most 2 s for the MQTT client to
+# stop; 1 s more for the process to close the database and exit.
+SHUTDOWN_BOUND_S = 8.0
+# A second SIGTERM ends the bridge at once (after the commit in progress).
+SECOND_SIGNAL_BOUND_S = 1.0
+
+
+def wait_for(predicate, timeout, interval=0.02):
+    """The first truthy predicate() within `timeout` seconds, else the last (falsy) value."""
+    deadline = time.monotonic() + timeout
+    value = predicate()
+    while not value and time.monotonic() < deadline:
+        time.sleep(interval)
+        value = predicate()
+    return value
+
+
+def retained_state(client, wait=2):
+    got = client.first(f"{BASE}/bridge/state", wait=wait)
+    return got[0][1] if got else None
+
+
+def scenario_frozen_broker_shutdown(binary, root):
+    print("== frozen broker: SIGTERM while the broker is stopped (SIGSTOP); then a second SIGTERM 1 s after the first",
+          flush=True)
+    work, broker, client = scenario_setup(root, "frozen-broker-shutdown")
+    database = os.path.join(work, "db.sqlite3")
+    try:
+        for variant in ("one SIGTERM", "second SIGTERM"):
+            bridge = Bridge(binary, work, bridge_yaml(broker.port, database))
+            bridge.start()
+            if not check(f"frozen-broker-shutdown ({variant}): bridge online", wait_online(client)):
+                bridge.kill()
+                continue
+            broker.proc.send_signal(signal.SIGSTOP)
+            second_at, code = None, None
+            try:
+                began = time.monotonic()
+                bridge.proc.send_signal(signal.SIGTERM)
+                if variant == "second SIGTERM":
+                    # 1 s in, the bridge is still waiting for `offline`'s acknowledgement
+                    # (up to 5 s): the second signal lands in that wait.
+                    time.sleep(1.0)
+                    second_at = time.monotonic()
+                    bridge.proc.send_signal(signal.SIGTERM)
+                try:
+                    code = bridge.proc.wait(20)
+                except subprocess.TimeoutExpired:
+                    pass
+                ended = time.monotonic()
+            finally:
+                broker.proc.send_signal(signal.SIGCONT)
+            if code is None:
+                bridge.kill()
+            took = ended - began
+            if variant == "one SIGTERM":
+                check(f"frozen-broker-shutdown: SIGTERM with the broker frozen: exit 0 within {SHUTDOWN_BOUND_S:.0f} s",
+                      code == 0 and took <= SHUTDOWN_BOUND_S,
+                      f"exit status {code} after {took:.2f} s" if code is not None else f"still running after {took:.0f} s")
+                figure(f"frozen broker: SIGTERM -> exit {code} after {took:.2f} s (bound {SHUTDOWN_BOUND_S:.0f} s: "
+                       f"5 s for offline's acknowledgement + 2 s for the MQTT client to stop + 1 s)")
+            else:
+                after = ended - second_at
+                check(f"frozen-broker-shutdown: a second SIGTERM 1 s after the first: exit 143 within "
+                      f"{SECOND_SIGNAL_BOUND_S:.0f} s of it",
+                      code == 143 and after <= SECOND_SIGNAL_BOUND_S,
+                      f"exit status {code} {after:.2f} s after the second signal ({took:.2f} s after the first)"
+                      if code is not None else f"still running {after:.0f} s after the second signal")
+                figure(f"frozen broker: second SIGTERM 1 s after the first -> exit {code} {after:.3f} s after it")
+            # The broker runs again: what the bridge wrote before it ended (offline, or its
+            # will once the broker sees the closed connection) makes the retained state offline.
+            def offline():
+                state = retained_state(client, 1)
+                return state if state and '"offline"' in state else None
+
+            state = wait_for(offline, 10)
+            check(f"frozen-broker-shutdown ({variant}): once the broker resumes, the retained bridge/state is offline",
+                  bool(state), state or str(retained_state(client)))
+    finally:
+        if broker.proc and broker.proc.poll() is None:
+            broker.proc.send_signal(signal.SIGCONT)
+        broker.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+OVERSIZE_BYTES = 48 * 1024 * 1024
+# What the bridge's resident memory may grow by while the oversize messages arrive. Before the
+# bridge announced MQTT 5's Maximum Packet Size, three 48 MiB messages took it from 26 MiB to
+# 170 MiB (docs/reliability.md); with it, it stays at its baseline.
+OVERSIZE_RSS_GROWTH_KB = 64 * 1024
+
+
+def proc_status_kb(pid, key):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+class Subscriber:
+    """mosquitto_sub with -d, started and subscribed (its SUBACK seen) before it is returned."""
+
+    def __init__(self, port, args, wait=5):
+        self.proc = subprocess.Popen(["stdbuf", "-oL", "mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-d"] + args,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        self.lines = []
+        self.subscribed = threading.Event()
+
+        def reader():
+            for raw in self.proc.stdout:
+                line = raw.decode("utf-8", "replace").rstrip("\n")
+                self.lines.append(line)
+                if "SUBACK" in line:
+                    self.subscribed.set()
+
+        self.thread = threading.Thread(target=reader, daemon=True)
+        self.thread.start()
+        self.subscribed.wait(wait)
+
+    def stop(self, wait=0):
+        try:
+            self.proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            pass
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait()
+        self.thread.join(5)
+        return self.lines
+
+
+def scenario_oversize_flood(binary, root, count):
+    print(f"== oversize flood: {count} messages of 48 MiB on a gateway topic, broker without a packet limit of its own",
+          flush=True)
+    # The chaos Broker sets neither max_packet_size nor message_size_limit: mosquitto takes
+    # packets up to MQTT's 256 MiB, so only the bridge's own Maximum Packet Size (mqtt.max_packet_size,
+    # 256 KiB, announced in its MQTT 5 CONNECT) keeps the messages from it.
+    work, broker, client = scenario_setup(root, "oversize-flood")
+    bridge = Bridge(binary, work, bridge_yaml(broker.port, os.path.join(work, "db.sqlite3")))
+    bridge.start()
+    if not check("oversize-flood: bridge online", wait_online(client)):
+        bridge.kill(); broker.stop(); return
+    before = (client.request("health") or {}).get("data", {})
+    baseline = proc_status_kb(bridge.pid, "VmRSS") or 0
+    # Reset the kernel's peak-RSS mark (VmHWM) to the current RSS, so that VmHWM afterwards is
+    # the peak during the flood, however short, not a sample of it (Linux >= 4.0: clear_refs 5).
+    try:
+        with open(f"/proc/{bridge.pid}/clear_refs", "w") as f:
+            f.write("5")
+        peak_source = "VmHWM, reset before the flood"
+    except OSError:
+        peak_source = "VmHWM since the bridge started (clear_refs not writable)"
+    big = os.path.join(work, "oversize.bin")
+    with open(big, "wb") as f:
+        head, tail = b'{"id":"A1:B2:C3:D4:E5:F6","pad":"', b'"}'
+        f.write(head + b"x" * (OVERSIZE_BYTES - len(head) - len(tail)) + tail)
+    size = os.path.getsize(big)
+    # A control subscriber on MQTT 3.1.1 (no Maximum Packet Size): it receives the messages
+    # whole, which shows that the broker carried them and the bridge was offered them.
+    control = Subscriber(broker.port, ["-V", "mqttv311", "-t", "home/gw1/BTtoMQTT/#", "-F", "%l", "-C", str(count)])
+    began = time.monotonic()
+    published = 0
+    for i in range(count):
+        r = subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(broker.port), "-q", "1",
+                            "-t", f"home/gw1/BTtoMQTT/A1B2C3D4E5F{i:X}", "-f", big],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+        published += r.returncode == 0
+    took = time.monotonic() - began
+    lengths = [int(l) for l in control.stop(wait=60) if l.isdigit()]
+    after = client.request("health", wait=30)
+    peak = proc_status_kb(bridge.pid, "VmHWM") or 0
+    now = proc_status_kb(bridge.pid, "VmRSS") or 0
+    data = (after or {}).get("data", {})
+    check(f"oversize-flood: the broker carried every message whole ({count} x {size:,} bytes to an MQTT 3.1.1 subscriber)",
+          published == count and lengths == [size] * count, f"published {published}, control subscriber got {lengths}")
+    check(f"oversize-flood: the bridge's peak RSS stays below its baseline + {OVERSIZE_RSS_GROWTH_KB // 1024} MiB",
+          peak - baseline < OVERSIZE_RSS_GROWTH_KB,
+          f"baseline {baseline / 1024:.1f} MiB, peak {peak / 1024:.1f} MiB ({peak_source})")
+    check("oversize-flood: the same bridge answers a request afterwards", bridge.alive() and after is not None)
+    figure(f"oversize flood: {count} x 48 MiB published in {took:.1f} s; bridge RSS baseline {baseline / 1024:.1f} MiB, "
+           f"peak {peak / 1024:.1f} MiB ({peak_source}), {now / 1024:.1f} MiB after; messages_in "
+           f"+{data.get('messages_in', 0) - before.get('messages_in', 0)} (the health request included), telemetry_rejected "
+           f"+{data.get('telemetry_rejected', 0) - before.get('telemetry_rejected', 0)} (the broker drops what is larger "
+           f"than the bridge's 256 KiB for it)")
+    bridge.stop()
+    broker.stop()
+
+
+# ---------------------------------------------------------------------------------------------
+# reconnect-order: the availability timeout of the scenario's bridge, and the longest the bridge's
+# loop sleeps however far away its next deadline is (WakeSchedule.maximumSleepMilliseconds).
+RECONNECT_AVAILABILITY_S = 3
+WAKE_BOUND_S = 5.0
+
+
+def state_kind(payload):
+    """A: available (the telemetry's state), B: unavailable after being heard, S: the start's."""
+    try:
+        value = json.loads(payload)
+    except ValueError:
+        return "?"
+    if not isinstance(value, dict):
+        return "?"
+    if value.get("available") is True:
+        return "A"
+    return "B" if value.get("last_seen") else "S"
+
+
+def went_back(sequence, newer, older):
+    """Whether `older` comes after `newer` in the sequence."""
+    return newer in sequence and older in sequence[sequence.index(newer):]
+
+
+def scenario_reconnect_order(binary, root, rounds):
+    print(f"== reconnect order: a retained state in flight when the connection drops must not overwrite the newer "
+          f"one published while disconnected ({rounds} round{'s' if rounds > 1 else ''})", flush=True)
+    for n in range(1, rounds + 1):
+        reconnect_order_round(binary, root, n, rounds)
+
+
+def reconnect_order_round(binary, root, n, rounds):
+    from proxy import Proxy
+    label = "reconnect-order" + (f" (round {n})" if rounds > 1 else "")
+    work, broker, client = scenario_setup(root, f"reconnect-order-{n}")
+    proxy = Proxy(broker.port)
+    topic = f"{BASE}/accessory/{AIRPODS_T}"
+    availability = f"{topic}/availability"
+    timeout = RECONNECT_AVAILABILITY_S
+    # The bridge reaches the broker only through the proxy; the scenario's own clients
+    # (telemetry, requests, the recorder) talk to the broker directly.
+    bridge = Bridge(binary, work, bridge_yaml(proxy.port, os.path.join(work, "db.sqlite3"), reconnect_max=1,
+                                              availability_timeout=timeout))
+    recorder = None
+    try:
+        bridge.start()
+        if not check(f"{label}: bridge online through the proxy", wait_online(client)):
+            return
+        # Nothing has heard the AirPods yet: their retained state is the start's
+        # ("available":false, "last_seen":null), and the bridge's publications so far are acknowledged
+        # (the health request above was answered after them).
+        proxy.withhold()
+        sent_at = time.monotonic()
+        # QoS 0: the bridge's acknowledgement of a QoS 1 message would be withheld too, and a
+        # broker keeping the bridge's session would deliver the telemetry again after the
+        # reconnect, a newer "heard" that is not what this scenario is about.
+        client.pub(TELEMETRY, json.dumps({"placement": "inEar"}), qos=0)
+        # State A: the telemetry makes them available, inEar. The broker -> bridge direction
+        # still flows, so the bridge gets the telemetry and publishes A; the proxy reads A and
+        # keeps it. Waiting for A *in the proxy* (not for a time) means: A was written to the
+        # socket, so libmosquitto holds it in flight, waiting for a PUBACK that never comes.
+        seen = wait_for(lambda: proxy.find(lambda p: p.topic == topic and p.withheld and state_kind(p.payload) == "A"), 10)
+        if not check(f"{label}: setup: the bridge published state A (available, inEar), withheld by the proxy", seen):
+            return
+        a_at = seen[0].at
+        with open(bridge.stderr_path, "rb") as f:
+            warnings_before = f.read().count(b"reconnecting")
+        # Cut both connections (A is dropped with the rest of what was withheld) and refuse new
+        # ones, so that everything the bridge publishes from now on waits in its client.
+        proxy.refuse()
+        dropped = proxy.cut()
+
+        def noticed():
+            with open(bridge.stderr_path, "rb") as f:
+                return f.read().count(b"reconnecting") > warnings_before
+
+        # The runtime logs "MQTT: ...; reconnecting" after the client marked itself disconnected
+        # (the supervisor sets connected = false, then reports it): from then on a publication
+        # goes to the client's outbox, not to libmosquitto. B is due `timeout` seconds after the
+        # bridge handled the telemetry, i.e. after sent_at: if the line is seen before
+        # sent_at + timeout, B is made while disconnected (deterministic, not a race).
+        ok = wait_for(noticed, 5)
+        noticed_after = time.monotonic() - sent_at
+        if not check(f"{label}: setup: the bridge saw the connection drop before state B was due",
+                     ok and noticed_after < timeout,
+                     f"seen {noticed_after:.3f} s after the telemetry; B is due {timeout} s after it"):
+            return
+        # The recorder subscribes directly at the broker now, so that it sees, in the broker's
+        # order, everything that arrives after the reconnect (its first message is the retained one).
+        recorder = Subscriber(broker.port, ["-v", "-t", topic, "-t", availability, "-F", "%U %r %t %p"])
+        if not check(f"{label}: setup: the recorder subscribed at the broker", recorder.subscribed.is_set()):
+            return
+        # State B: not heard for `timeout` s, the AirPods become unavailable. The deadline is
+        # at most a_at + timeout (the bridge handled the telemetry before A reached the proxy);
+        # the loop's wake is armed for it, and in any case the loop never sleeps more than 5 s
+        # (WakeSchedule), so at a_at + timeout + 5 s + 1 s B has been published (into the
+        # outbox: the client is disconnected), however the deadline is rounded.
+        time.sleep(max(0.0, a_at + timeout + WAKE_BOUND_S + 1.0 - time.monotonic()))
+        refused = proxy.refused
+        released_at = time.monotonic()
+        proxy.release()
+        # Reconnected (the bridge retries every 1 s: reconnect max_s 1) and its subscriptions
+        # restored once a request is answered; the republish that follows a connection is
+        # handled before that request, and the broker delivered the recorder everything the
+        # bridge sent before the response.
+        back = wait_online(client, 30)
+        reconnected = time.monotonic() - released_at
+        time.sleep(0.5)
+        lines = recorder.stop()
+        recorder = None
+        final = client.first(topic, wait=2)
+        final_kind = state_kind(final[0][1]) if final else None
+        if not check(f"{label}: the bridge reconnects once the proxy lets it", back):
+            return
+        messages = []
+        for line in lines:
+            parts = line.split(" ", 3)
+            if len(parts) == 4 and parts[1] in ("0", "1") and parts[2] in (topic, availability):
+                messages.append((float(parts[0]), parts[1] == "1", parts[2], parts[3]))
+        live = [m for m in messages if not m[1]]   # after the reconnect: not the retained copy
+        states = [(at, state_kind(p)) for at, _, t, p in live if t == topic]
+        kinds = [k for _, k in states]
+        avail = ["online" if '"online"' in p else "offline" for _, _, t, p in live if t == availability]
+        stale_ms = None
+        if went_back(kinds, "B", "A"):
+            first_b = kinds.index("B")
+            a_index = kinds.index("A", first_b)
+            later_b = [at for at, k in states[a_index:] if k == "B"]
+            stale_ms = (later_b[0] - states[a_index][0]) * 1000 if later_b else None
+        check(f"{label}: after the reconnect the broker's retained state never goes back from B (unavailable) "
+              f"to the older A (available)", kinds and not went_back(kinds, "B", "A"),
+              f"accessory states in the broker's order: {', '.join(kinds) or 'none'}" +
+              (f"; A was the retained state again for {stale_ms:.2f} ms, until the next B" if stale_ms is not None else
+               "; A stayed retained" if went_back(kinds, "B", "A") else ""))
+        check(f"{label}: after the reconnect the availability never goes back from offline to online",
+              avail and not went_back(avail, "offline", "online"),
+              f"availability in the broker's order: {', '.join(avail) or 'none'}")
+        check(f"{label}: once settled, the retained state on the broker is B (unavailable), the newest",
+              final_kind == "B", f"retained: {final_kind}")
+        figure(f"{label}: withheld {dropped:,} bytes (state A among them), cut; {refused} reconnect attempts refused "
+               f"over {released_at - a_at:.1f} s; reconnected {reconnected:.1f} s after the release; accessory states "
+               f"after it: {', '.join(kinds) or 'none'}; availability: {', '.join(avail) or 'none'}; retained at the end: "
+               f"{final_kind}")
+    finally:
+        if recorder:
+            recorder.stop()
+        bridge.stop()
+        proxy.stop()
+        broker.stop()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
@@ -879,12 +1231,21 @@ def main():
     root = tempfile.mkdtemp(prefix="aabridge-chaos-")
     started = time.monotonic()
     try:
-        for name, run in [("broker-restarts", lambda: scenario_broker_restarts(args.binary, root, restarts)),
-                          ("sigkill", lambda: scenario_sigkill(args.binary, root, kills)),
-                          ("disk-full", lambda: scenario_disk_full(args.binary, root)),
-                          ("flood", lambda: scenario_flood(args.binary, root, flood)),
-                          ("flood-large", lambda: scenario_flood_large(args.binary, root, 5 if args.short else 20)),
-                          ("secrets", lambda: scenario_secrets(args.binary, root))]:
+        scenarios = [("broker-restarts", lambda: scenario_broker_restarts(args.binary, root, restarts)),
+                     ("sigkill", lambda: scenario_sigkill(args.binary, root, kills)),
+                     ("disk-full", lambda: scenario_disk_full(args.binary, root)),
+                     ("flood", lambda: scenario_flood(args.binary, root, flood)),
+                     ("flood-large", lambda: scenario_flood_large(args.binary, root, 5 if args.short else 20)),
+                     ("secrets", lambda: scenario_secrets(args.binary, root)),
+                     ("frozen-broker-shutdown", lambda: scenario_frozen_broker_shutdown(args.binary, root)),
+                     ("oversize-flood", lambda: scenario_oversize_flood(args.binary, root, 2 if args.short else 3)),
+                     ("reconnect-order", lambda: scenario_reconnect_order(args.binary, root, 1 if args.short else 3))]
+        unknown = only - {name for name, _ in scenarios}
+        if unknown:
+            print(f"chaos.py: unknown scenario(s) {', '.join(sorted(unknown))}; known: "
+                  f"{', '.join(name for name, _ in scenarios)}", file=sys.stderr)
+            return 2
+        for name, run in scenarios:
             if only and name not in only:
                 continue
             try:
