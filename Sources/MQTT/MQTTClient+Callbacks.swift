@@ -86,9 +86,17 @@ extension MQTTClient {
 
     fileprivate func received(_ message: MQTTMessage) {
         state.withLock { $0.statistics.messagesIn += 1 }
-        if case .dropped = messageContinuation.yield(message) {
+        let stream = isPriority(message.topic) ? priorityContinuation : messageContinuation
+        if case .dropped = stream.yield(message) {
             // The stream is full (messageBufferLimit): the oldest message was dropped.
             state.withLock { $0.statistics.messagesDropped += 1 }
+        }
+    }
+
+    private func isPriority(_ topic: String) -> Bool {
+        configuration.priorityFilters.contains { filter in
+            var matches = false
+            return mosquitto_topic_matches_sub(filter, topic, &matches) == MOSQ_ERR_SUCCESS.rawValue && matches
         }
     }
 }

@@ -29,14 +29,19 @@ import Synchronization
 /// Call ``disconnect()`` when done: the network thread keeps the client alive until then.
 public final class MQTTClient: Sendable {
     public let configuration: MQTTConfiguration
-    /// Incoming messages, in the order the broker delivered them. One consumer.
+    /// Incoming messages, in the order the broker delivered them, but for those matching
+    /// ``MQTTConfiguration/priorityFilters``. One consumer.
     public let messages: AsyncStream<MQTTMessage>
+    /// Incoming messages matching ``MQTTConfiguration/priorityFilters``, in order, in a buffer
+    /// of their own (bounded like ``messages``, never shared with it). One consumer.
+    public let priorityMessages: AsyncStream<MQTTMessage>
     /// Connection changes (see ``MQTTConnectionState``). One consumer.
     public let connectionStates: AsyncStream<MQTTConnectionState>
 
     let handle: MosquittoHandle
     let state: Mutex<ClientState>
     let messageContinuation: AsyncStream<MQTTMessage>.Continuation
+    let priorityContinuation: AsyncStream<MQTTMessage>.Continuation
     let stateContinuation: AsyncStream<MQTTConnectionState>.Continuation
     /// Wakes the supervisor from its backoff sleep when the owner disconnects.
     let wakeUp = DispatchSemaphore(value: 0)
@@ -53,6 +58,7 @@ public final class MQTTClient: Sendable {
         let messagePolicy: AsyncStream<MQTTMessage>.Continuation.BufferingPolicy =
             configuration.messageBufferLimit.map { .bufferingNewest(max(1, $0)) } ?? .unbounded
         (messages, messageContinuation) = AsyncStream.makeStream(of: MQTTMessage.self, bufferingPolicy: messagePolicy)
+        (priorityMessages, priorityContinuation) = AsyncStream.makeStream(of: MQTTMessage.self, bufferingPolicy: messagePolicy)
         (connectionStates, stateContinuation) = AsyncStream.makeStream(
             of: MQTTConnectionState.self, bufferingPolicy: .bufferingNewest(64))
         state = Mutex(ClientState())
@@ -173,6 +179,7 @@ public final class MQTTClient: Sendable {
         subscribes.forEach { $0.resume(returning: .failure(error)) }
         firstConnect?.resume(returning: .failure(error))
         messageContinuation.finish()
+        priorityContinuation.finish()
         stateContinuation.finish()
     }
 }

@@ -63,6 +63,10 @@ public struct MQTTConfiguration: Sendable, Hashable {
     /// Incoming messages waiting for the consumer beyond this many are dropped (oldest first)
     /// and counted, so a flood cannot exhaust memory. `nil` keeps every message.
     public var messageBufferLimit: Int?
+    /// Topic filters whose messages go to ``MQTTClient/priorityMessages`` instead of
+    /// ``MQTTClient/messages``: messages said once (requests, statuses), which a flood on the
+    /// other stream must never push out of its bounded buffer.
+    public var priorityFilters: [String] = []
     /// The largest packet this client accepts, announced in CONNECT as MQTT 5's Maximum Packet
     /// Size: the broker must not send a larger one (it drops it instead). libmosquitto
     /// itself reads any size whole, so this is the only limit before the allocation. MQTT

@@ -1,5 +1,6 @@
 import Foundation
 import MQTT
+import Storage
 import TestSupport
 import Testing
 
@@ -54,5 +55,19 @@ struct RequestsAcrossReconnectTests {
     @Test("session_expiry_s: 0 is a clean session: the same request is lost, as documented")
     func cleanSessionLosesIt() async throws {
         #expect(try await !Self.requestWhileAway(sessionExpiry: 0).answered)
+    }
+
+    @Test("the bridge's client keeps requests, /set and statuses apart from telemetry (priorityFilters)")
+    func prioritySubscriptions() throws {
+        let harness = try BridgeHarness(homeAssistant: true)
+        defer { harness.removeDirectory() }
+        let store = try AccessoryStore(path: harness.databasePath)
+        let runtime = try BridgeRuntime(configuration: harness.configuration, store: store)
+        let client = try #require(runtime.connection as? MQTTClient)
+        #expect(
+            client.configuration.priorityFilters == [
+                "aabridge/bridge/request/#", "aabridge/accessory/+/set", "home/+/LWT", "espresense/rooms/+/status", "tele/+/LWT",
+                "homeassistant/status",
+            ], "telemetry filters (home/+/BTtoMQTT/#, ...) are not among them")
     }
 }

@@ -42,18 +42,7 @@ struct Ingest {
 
     /// - Parameter homeAssistant: discovery, when `homeassistant.enabled` (its birth message).
     init(configuration: BridgeConfiguration, topics: Topics, homeAssistant: HomeAssistantDiscovery?) {
-        let parsers = configuration.gateways.map { gateway in
-            TelemetryParser(
-                format: gateway.format,
-                // The configuration loader has checked these filters; an invalid one would
-                // fall back to the format's default.
-                topic: TopicPattern(gateway.topic),
-                statusTopic: gateway.statusTopic.flatMap { TopicPattern($0) },
-                baseTopic: configuration.mqtt.baseTopic, name: gateway.name)
-        }
-        router = TopicRouter(
-            topics: topics, parsers: parsers,
-            homeAssistantStatusTopic: homeAssistant?.statusTopic)
+        router = TopicRouter(configuration: configuration, topics: topics)
         gateways = GatewayTracker(configuration: configuration)
         // The keys come from the engine at ``know(_:keys:followed:)`` (stored ones, and the file's).
         resolver = AddressResolver(keys: [])

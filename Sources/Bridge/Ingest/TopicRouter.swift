@@ -11,6 +11,22 @@ struct TopicRouter: Sendable {
     let parsers: [TelemetryParser]
     let homeAssistantStatusTopic: String?
 
+    /// The routes of `configuration`: its gateway entries, and Home Assistant's status topic
+    /// when the integration is enabled.
+    init(configuration: BridgeConfiguration, topics: Topics) {
+        self.topics = topics
+        parsers = configuration.gateways.map { gateway in
+            TelemetryParser(
+                format: gateway.format,
+                // The configuration loader has checked these filters; an invalid one would
+                // fall back to the format's default.
+                topic: TopicPattern(gateway.topic),
+                statusTopic: gateway.statusTopic.flatMap { TopicPattern($0) },
+                baseTopic: configuration.mqtt.baseTopic, name: gateway.name)
+        }
+        homeAssistantStatusTopic = configuration.homeAssistant.enabled ? configuration.homeAssistant.statusTopic : nil
+    }
+
     func route(_ topic: String) -> IngestRoute {
         if let name = topics.requestName(in: topic) { return .request(name: name) }
         if let id = topics.accessoryID(inSetTopic: topic) { return .set(accessory: id) }

@@ -67,9 +67,13 @@ public final class BridgeRuntime {
         configuration: BridgeConfiguration, store: AccessoryStore,
         clock wall: @escaping @Sendable () -> Timestamp = BridgeClock.now
     ) throws {
-        let client = try MQTTClient(
-            configuration: Self.clientConfiguration(
-                configuration, topics: Topics(base: configuration.mqtt.baseTopic)))
+        let topics = Topics(base: configuration.mqtt.baseTopic)
+        var settings = try Self.clientConfiguration(configuration, topics: topics)
+        // Requests, /set and statuses (the QoS 1 subscriptions) in a stream of their own: the
+        // message stream's bound drops its oldest in a flood, and they are said only once.
+        settings.priorityFilters = TopicRouter(configuration: configuration, topics: topics).subscriptions
+            .filter { $0.qos == .atLeastOnce }.map(\.filter)
+        let client = try MQTTClient(configuration: settings)
         try self.init(configuration: configuration, store: store, connection: client, clock: wall)
     }
 
@@ -154,6 +158,9 @@ public final class BridgeRuntime {
         let forwarders = [
             Task { [inbox] in
                 for await message in connection.messages { inbox.forward(message) }
+            },
+            Task { [inbox] in
+                for await message in connection.priorityMessages { inbox.forward(message) }
             },
             Task { for await state in connection.connectionStates { sink.yield(.connection(state)) } },
             Task { [storage = core.storage, logger, abort = abortOnSecondSignal] in

@@ -6,6 +6,10 @@ import MQTT
 public protocol MQTTConnection: MQTTPublishing {
     /// Incoming messages, in the order the broker delivered them. One consumer.
     var messages: AsyncStream<MQTTMessage> { get }
+    /// Requests, `/set` updates and statuses, when the connection keeps them apart from
+    /// ``messages`` so that a telemetry flood cannot push them out (MQTTClient's
+    /// `priorityFilters`). One consumer.
+    var priorityMessages: AsyncStream<MQTTMessage> { get }
     /// Connection changes. One consumer.
     var connectionStates: AsyncStream<MQTTConnectionState> { get }
     /// Subscribes now if connected and again after every reconnect.
@@ -14,6 +18,11 @@ public protocol MQTTConnection: MQTTPublishing {
     func start()
     /// Disconnects cleanly (no will) and stops.
     func disconnect() async
+}
+
+extension MQTTConnection {
+    /// A connection that delivers everything on ``messages``: nothing here.
+    public var priorityMessages: AsyncStream<MQTTMessage> { AsyncStream { $0.finish() } }
 }
 
 extension MQTTClient: MQTTConnection {}
