@@ -5,8 +5,8 @@ import MQTT
 
 /// The command line: a subcommand, then options. Exit status 0 on success, 2 for an invalid
 /// configuration or usage (as configuration.md says; an unknown option or one without its
-/// value is a usage error), 3 when another aabridge already uses the database, 1 for
-/// anything else.
+/// value is a usage error), 3 when another aabridge already uses the database, 4 when `run`
+/// could not store the session's first commit (a restart retries it), 1 for anything else.
 enum Command {
     static let usage = """
         usage: aabridge <command> [options]

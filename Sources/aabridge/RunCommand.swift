@@ -6,7 +6,9 @@ import Storage
 
 /// `aabridge run`: loads and validates the configuration (exit 2 with every error), takes
 /// the database's lock (exit 3 when another aabridge holds it), opens the database (exit 1
-/// with a clear reason), then runs the bridge until SIGTERM/SIGINT.
+/// with a clear reason), then runs the bridge until SIGTERM/SIGINT; the runtime returns the
+/// status from there on (4 when the session's first commit cannot be stored,
+/// `BridgeRuntime.activationNotStoredExitStatus`).
 enum RunCommand {
     /// Another aabridge already runs on `storage.path`: a restart will not help until it stops.
     static let alreadyRunningExitStatus: Int32 = 3

@@ -34,10 +34,14 @@ final class RuntimeCore {
     var nextDeadline: Timestamp? { engine.nextDeadline }
 
     /// Starts the session; the migration's writes are committed before anything is published.
-    /// - Returns: the outputs to publish, or nil when they could not be stored.
-    func activate(at now: Timestamp) async -> [EngineOutput]? {
+    /// - Returns: the outputs to publish, or the error when they could not be stored. The
+    ///   engine is activated either way (its state is not rolled back), so after a failure
+    ///   the session must not go on: its accessories would not be on disk, and every later
+    ///   write that refers to them would fail (the runtime stops, ``BridgeRuntime/run(signals:)``).
+    func activate(at now: Timestamp) async -> Result<[EngineOutput], StorageError> {
         let step = engine.handle(.activate, at: now)
-        return await commit(step.outputs, context: "activation") ? step.outputs : nil
+        if let error = await storage.apply(Self.writes(in: step.outputs)) { return .failure(error) }
+        return .success(step.outputs)
     }
 
     /// Ends the session (`invalidated`) after committing what telemetry left deferred.

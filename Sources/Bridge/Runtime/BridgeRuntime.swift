@@ -147,9 +147,10 @@ public final class BridgeRuntime {
         return client
     }
 
-    /// Runs until SIGTERM/SIGINT (or ``stop()``), then shuts down cleanly. Returns the exit status.
+    /// Runs until SIGTERM/SIGINT (or ``stop()``), then shuts down cleanly. Returns the exit
+    /// status: 0, or ``activationNotStoredExitStatus`` when the session could not start.
     public func run(signals: AsyncStream<Int32>? = nil) async -> Int32 {
-        await activate()
+        if let error = await activate() { return await stopWithoutSession(error) }
         let connection = self.connection
         let sink = eventSink
         for (filter, qos) in ingest.router.subscriptions {
@@ -223,10 +224,12 @@ public final class BridgeRuntime {
     // MARK: - Events
 
     /// Activates the session: migration writes are committed before anything is published.
-    private func activate() async {
+    /// - Returns: the error when they could not be committed; nothing was published then.
+    private func activate() async -> StorageError? {
         let now = clock()
-        if let outputs = await core.activate(at: now) {
-            publisher.publish(outputs, at: now, engine: core.engine)
+        switch await core.activate(at: now) {
+        case .success(let outputs): publisher.publish(outputs, at: now, engine: core.engine)
+        case .failure(let error): return error
         }
         ingest.know(core.engine.statuses, keys: core.engine.keys, followed: core.engine.followedAddresses)
         logger.info(
@@ -240,6 +243,7 @@ public final class BridgeRuntime {
                 "accessories[\(index)]: \(entry.migration.id) is not paired (removed, or added to the file after the first start), "
                     + "so its keys are not used; pair it from the picker with picker/select, then set them with accessory/keys")
         }
+        return nil
     }
 
     /// One incoming message through the three stages.
@@ -415,6 +419,32 @@ public final class BridgeRuntime {
     }
 
     // MARK: - Shutdown
+
+    /// `aabridge run`'s exit status when the session's first commit could not be stored
+    /// (docs/operations.md): a restart retries it.
+    public static let activationNotStoredExitStatus: Int32 = 4
+
+    /// The session's first commit (the configuration's accessories on a first start, its
+    /// keys, the migration flag) failed: disk full, read-only, locked. The engine has activated
+    /// a session whose rows are not on disk, so going on would fail every later write that
+    /// refers to them (telemetry's registrations, requests), even once space is back, since
+    /// nothing would commit the activation again. Stopping lets the service manager restart
+    /// the bridge, which retries the whole activation. Nothing is lost: nothing was published
+    /// or acknowledged (the MQTT client was never started). For the same reason no
+    /// `invalidated` and no `offline` are published: no session was announced, as for the
+    /// failures before the runtime runs (`aabridge run`, RunCommand).
+    private func stopWithoutSession(_ error: StorageError) async -> Int32 {
+        let status = Self.activationNotStoredExitStatus
+        logger.error(
+            "storage (activation): the session's first commit (the configuration's accessories, migrations) could not be stored: "
+                + "\(error.message); stopping with exit status \(status), nothing was published (a restart retries it)")
+        let connection = self.connection
+        if await !Deadline.run(Self.disconnectLimit, { await connection.disconnect() }) {
+            logger.warning("the MQTT client did not stop within 2 s; stopping without it")
+        }
+        await core.storage.close()
+        return status
+    }
 
     /// How long a clean shutdown waits for the broker to acknowledge `offline` (docs/operations.md).
     static let offlineAcknowledgementLimit: Duration = .seconds(5)

@@ -52,6 +52,14 @@ final class RuntimeRunner {
         guard online else { throw BrokerError("the bridge did not come online") }
     }
 
+    /// Waits at most `timeout` for the runtime to end by itself (without ``stop()``) and
+    /// returns its exit status; nil when it still runs.
+    func ended(within timeout: Duration) async -> Int32? {
+        guard let task else { return nil }
+        guard await Deadline.run(timeout, { _ = await task.value }) else { return nil }
+        return await task.value
+    }
+
     /// Stops the runtime cleanly and returns its exit status (nil when it was not running).
     @discardableResult
     func stop() async -> Int32? {
