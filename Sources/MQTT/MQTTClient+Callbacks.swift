@@ -84,19 +84,22 @@ extension MQTTClient {
         waiters.forEach { $0.resume(returning: .success(())) }
     }
 
-    fileprivate func received(_ message: MQTTMessage) {
+    fileprivate func received(_ message: MQTTMessage, priority: Bool) {
         state.withLock { $0.statistics.messagesIn += 1 }
-        let stream = isPriority(message.topic) ? priorityContinuation : messageContinuation
+        let stream = priority ? priorityContinuation : messageContinuation
         if case .dropped = stream.yield(message) {
             // The stream is full (messageBufferLimit): the oldest message was dropped.
             state.withLock { $0.statistics.messagesDropped += 1 }
         }
     }
 
-    private func isPriority(_ topic: String) -> Bool {
-        configuration.priorityFilters.contains { filter in
+    /// Whether `topic` matches one of ``MQTTConfiguration/priorityFilters``; on the C strings,
+    /// the filters converted once (this runs for every incoming message).
+    fileprivate func isPriority(_ topic: UnsafePointer<CChar>) -> Bool {
+        priorityFilters.contains { filter in
             var matches = false
-            return mosquitto_topic_matches_sub(filter, topic, &matches) == MOSQ_ERR_SUCCESS.rawValue && matches
+            let rc = filter.withUnsafeBufferPointer { mosquitto_topic_matches_sub($0.baseAddress, topic, &matches) }
+            return rc == MOSQ_ERR_SUCCESS.rawValue && matches
         }
     }
 }
@@ -137,5 +140,6 @@ private func onMessage(
     client.received(
         MQTTMessage(
             topic: String(cString: topic), payload: payload,
-            qos: MQTTQoS(rawValue: raw.qos) ?? .atMostOnce, retain: raw.retain))
+            qos: MQTTQoS(rawValue: raw.qos) ?? .atMostOnce, retain: raw.retain),
+        priority: client.isPriority(topic))
 }

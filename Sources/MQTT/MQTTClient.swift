@@ -42,6 +42,8 @@ public final class MQTTClient: Sendable {
     let state: Mutex<ClientState>
     let messageContinuation: AsyncStream<MQTTMessage>.Continuation
     let priorityContinuation: AsyncStream<MQTTMessage>.Continuation
+    /// ``MQTTConfiguration/priorityFilters`` as C strings.
+    let priorityFilters: [[CChar]]
     let stateContinuation: AsyncStream<MQTTConnectionState>.Continuation
     /// Wakes the supervisor from its backoff sleep when the owner disconnects.
     let wakeUp = DispatchSemaphore(value: 0)
@@ -59,6 +61,7 @@ public final class MQTTClient: Sendable {
             configuration.messageBufferLimit.map { .bufferingNewest(max(1, $0)) } ?? .unbounded
         (messages, messageContinuation) = AsyncStream.makeStream(of: MQTTMessage.self, bufferingPolicy: messagePolicy)
         (priorityMessages, priorityContinuation) = AsyncStream.makeStream(of: MQTTMessage.self, bufferingPolicy: messagePolicy)
+        priorityFilters = configuration.priorityFilters.map { Array($0.utf8CString) }
         (connectionStates, stateContinuation) = AsyncStream.makeStream(
             of: MQTTConnectionState.self, bufferingPolicy: .bufferingNewest(64))
         state = Mutex(ClientState())

@@ -57,7 +57,7 @@ struct ActivationFailureTests {
         let first = try ChildProcess(path: executable, arguments: ["run", "--config", config.path], output: firstLog)
         // About 5 s (the busy timeout); generous against a loaded machine. Before the fix it
         // never ended: it went online with accessories that were not stored.
-        let status = await first.exitStatus(within: 60)
+        let status = await first.wait(timeout: .seconds(60))
         let text = (try? String(contentsOfFile: firstLog, encoding: .utf8)) ?? ""
         #expect(status == 4, "exit \(status.map { "\($0)" } ?? "none: still running after 60 s"): \(text)\nsqlite3: \(holder.log)")
         #expect(text.contains("the session's first commit"), "\(text)")
@@ -87,7 +87,7 @@ struct ActivationFailureTests {
         }
         // Not reaped yet, so the pid is still this child's.
         kill(second.pid, SIGTERM)
-        #expect(await second.exitStatus(within: 30) == 0)
+        #expect(await second.wait(timeout: .seconds(30)) == 0)
         let restored = try Self.stored(database)
         #expect(restored.migrationComplete)
         #expect(

@@ -47,7 +47,7 @@ final class WriteLockHolder {
     /// - Returns: its exit status; nil when it was still running after `timeout` seconds (it is killed then).
     func release(timeout: TimeInterval = 30) async -> Int32? {
         askToRelease()
-        return await process.exitStatus(within: timeout)
+        return await process.wait(timeout: .seconds(timeout))
     }
 
     /// Ends it now (for a test that failed before ``release(timeout:)``): the release file
@@ -60,15 +60,5 @@ final class WriteLockHolder {
     /// The script ends once the release file exists (should it not be created, its own limit ends it).
     private func askToRelease() {
         _ = FileManager.default.createFile(atPath: releasePath, contents: nil)
-    }
-}
-
-extension ChildProcess {
-    /// ``wait(timeout:)`` on a thread of its own: a wait of seconds must not block one of the
-    /// cooperative threads that the whole test run shares (two on this machine).
-    func exitStatus(within timeout: TimeInterval) async -> Int32? {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: self.wait(timeout: timeout)) }
-        }
     }
 }
