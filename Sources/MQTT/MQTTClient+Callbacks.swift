@@ -86,11 +86,14 @@ extension MQTTClient {
 
     fileprivate func received(_ message: MQTTMessage, priority: Bool) {
         state.withLock { $0.statistics.messagesIn += 1 }
-        let stream = priority ? priorityContinuation : messageContinuation
-        if case .dropped = stream.yield(message) {
-            // The stream is full (messageBufferLimit): the oldest message was dropped.
-            state.withLock { $0.statistics.messagesDropped += 1 }
+        if let limit = configuration.messageBufferLimit {
+            guard priority || waitingMessages.load(ordering: .relaxed) < max(1, limit) else {
+                state.withLock { $0.statistics.messagesDropped += 1 }
+                return
+            }
+            waitingMessages.add(1, ordering: .relaxed)
         }
+        messageContinuation.yield(message)
     }
 
     /// Whether `topic` matches one of ``MQTTConfiguration/priorityFilters``; on the C strings,
@@ -141,5 +144,5 @@ private func onMessage(
         MQTTMessage(
             topic: String(cString: topic), payload: payload,
             qos: MQTTQoS(rawValue: raw.qos) ?? .atMostOnce, retain: raw.retain),
-        priority: client.isPriority(topic))
+        priority: client.configuration.messageBufferLimit != nil && !client.priorityFilters.isEmpty && client.isPriority(topic))
 }

@@ -29,19 +29,17 @@ import Synchronization
 /// Call ``disconnect()`` when done: the network thread keeps the client alive until then.
 public final class MQTTClient: Sendable {
     public let configuration: MQTTConfiguration
-    /// Incoming messages, in the order the broker delivered them, but for those matching
-    /// ``MQTTConfiguration/priorityFilters``. One consumer.
+    /// Incoming messages, in the order the broker delivered them. One consumer, which calls
+    /// ``messageTaken()`` for each when ``MQTTConfiguration/messageBufferLimit`` is set.
     public let messages: AsyncStream<MQTTMessage>
-    /// Incoming messages matching ``MQTTConfiguration/priorityFilters``, in order, in a buffer
-    /// of their own (bounded like ``messages``, never shared with it). One consumer.
-    public let priorityMessages: AsyncStream<MQTTMessage>
     /// Connection changes (see ``MQTTConnectionState``). One consumer.
     public let connectionStates: AsyncStream<MQTTConnectionState>
 
     let handle: MosquittoHandle
     let state: Mutex<ClientState>
     let messageContinuation: AsyncStream<MQTTMessage>.Continuation
-    let priorityContinuation: AsyncStream<MQTTMessage>.Continuation
+    /// Messages in ``messages`` the consumer has not taken yet (with a buffer limit).
+    let waitingMessages = Atomic<Int>(0)
     /// ``MQTTConfiguration/priorityFilters`` as C strings.
     let priorityFilters: [[CChar]]
     let stateContinuation: AsyncStream<MQTTConnectionState>.Continuation
@@ -57,10 +55,7 @@ public final class MQTTClient: Sendable {
     public init(configuration: MQTTConfiguration) throws(MQTTError) {
         precondition(libMosquittoInitialised, "mosquitto_lib_init failed")
         self.configuration = configuration
-        let messagePolicy: AsyncStream<MQTTMessage>.Continuation.BufferingPolicy =
-            configuration.messageBufferLimit.map { .bufferingNewest(max(1, $0)) } ?? .unbounded
-        (messages, messageContinuation) = AsyncStream.makeStream(of: MQTTMessage.self, bufferingPolicy: messagePolicy)
-        (priorityMessages, priorityContinuation) = AsyncStream.makeStream(of: MQTTMessage.self, bufferingPolicy: messagePolicy)
+        (messages, messageContinuation) = AsyncStream.makeStream(of: MQTTMessage.self)
         priorityFilters = configuration.priorityFilters.map { Array($0.utf8CString) }
         (connectionStates, stateContinuation) = AsyncStream.makeStream(
             of: MQTTConnectionState.self, bufferingPolicy: .bufferingNewest(64))
@@ -149,6 +144,17 @@ public final class MQTTClient: Sendable {
         failEverythingPending()
     }
 
+    /// The consumer of ``messages`` has taken one: it no longer counts against
+    /// ``MQTTConfiguration/messageBufferLimit``.
+    ///
+    /// The limit is the client's own, not the stream's buffering policy: that one drops the
+    /// *oldest* message when full, whatever it is, and a request lost that way is never
+    /// answered. Counting here lets a full buffer refuse new telemetry while every request
+    /// still joins it, in arrival order.
+    public func messageTaken() {
+        if configuration.messageBufferLimit != nil { waitingMessages.subtract(1, ordering: .relaxed) }
+    }
+
     /// Whether a CONNACK has been accepted and the connection not lost since.
     public var isConnected: Bool { state.withLock { $0.link == .ready } }
 
@@ -182,7 +188,6 @@ public final class MQTTClient: Sendable {
         subscribes.forEach { $0.resume(returning: .failure(error)) }
         firstConnect?.resume(returning: .failure(error))
         messageContinuation.finish()
-        priorityContinuation.finish()
         stateContinuation.finish()
     }
 }

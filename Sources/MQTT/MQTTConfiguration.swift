@@ -60,12 +60,13 @@ public struct MQTTConfiguration: Sendable, Hashable {
     /// it an MQTT 5 session ends with the connection). MQTT 3.1.1 has no such field: the broker
     /// keeps the session until its own limit (mosquitto's `persistent_client_expiration`).
     public var sessionExpiryInterval: UInt32
-    /// Incoming messages waiting for the consumer beyond this many are dropped (oldest first)
-    /// and counted, so a flood cannot exhaust memory. `nil` keeps every message.
+    /// Incoming messages waiting for the consumer, at most: beyond, new messages are dropped
+    /// and counted, so a flood cannot exhaust memory, except those matching
+    /// ``priorityFilters``. The consumer reports each message it takes
+    /// (``MQTTClient/messageTaken()``). `nil` keeps every message.
     public var messageBufferLimit: Int?
-    /// Topic filters whose messages go to ``MQTTClient/priorityMessages`` instead of
-    /// ``MQTTClient/messages``: messages said once (requests, statuses), which a flood on the
-    /// other stream must never push out of its bounded buffer.
+    /// Topic filters whose messages are never dropped for ``messageBufferLimit``: messages
+    /// said once (requests, statuses), which a flood must not crowd out.
     public var priorityFilters: [String] = []
     /// The largest packet this client accepts, announced in CONNECT as MQTT 5's Maximum Packet
     /// Size: the broker must not send a larger one (it drops it instead). libmosquitto

@@ -69,8 +69,8 @@ public final class BridgeRuntime {
     ) throws {
         let topics = Topics(base: configuration.mqtt.baseTopic)
         var settings = try Self.clientConfiguration(configuration, topics: topics)
-        // Requests, /set and statuses (the QoS 1 subscriptions) in a stream of their own: the
-        // message stream's bound drops its oldest in a flood, and they are said only once.
+        // Requests, /set and statuses (the QoS 1 subscriptions) are never dropped by the client's
+        // message bound in a flood: they are said only once.
         settings.priorityFilters = TopicRouter(configuration: configuration, topics: topics).subscriptions
             .filter { $0.qos == .atLeastOnce }.map(\.filter)
         let client = try MQTTClient(configuration: settings)
@@ -158,10 +158,10 @@ public final class BridgeRuntime {
         }
         let forwarders = [
             Task { [inbox] in
-                for await message in connection.messages { inbox.forward(message) }
-            },
-            Task { [inbox] in
-                for await message in connection.priorityMessages { inbox.forward(message) }
+                for await message in connection.messages {
+                    inbox.forward(message)
+                    connection.messageTaken()
+                }
             },
             Task { for await state in connection.connectionStates { sink.yield(.connection(state)) } },
             Task { [storage = core.storage, logger, abort = abortOnSecondSignal] in

@@ -6,10 +6,9 @@ import MQTT
 public protocol MQTTConnection: MQTTPublishing {
     /// Incoming messages, in the order the broker delivered them. One consumer.
     var messages: AsyncStream<MQTTMessage> { get }
-    /// Requests, `/set` updates and statuses, when the connection keeps them apart from
-    /// ``messages`` so that a telemetry flood cannot push them out (MQTTClient's
-    /// `priorityFilters`). One consumer.
-    var priorityMessages: AsyncStream<MQTTMessage> { get }
+    /// The consumer of ``messages`` has handed one on (MQTTClient counts what waits, to bound
+    /// it without ever dropping a request).
+    func messageTaken()
     /// Connection changes. One consumer.
     var connectionStates: AsyncStream<MQTTConnectionState> { get }
     /// Subscribes now if connected and again after every reconnect.
@@ -21,8 +20,8 @@ public protocol MQTTConnection: MQTTPublishing {
 }
 
 extension MQTTConnection {
-    /// A connection that delivers everything on ``messages``: nothing here.
-    public var priorityMessages: AsyncStream<MQTTMessage> { AsyncStream { $0.finish() } }
+    /// Nothing to count.
+    public func messageTaken() {}
 }
 
 extension MQTTClient: MQTTConnection {}
