@@ -129,7 +129,7 @@ private typealias F = HomeAssistantFixtures
 
 extension BlueprintTests {
     /// The blueprints run against the bridge's payloads; skipped where python3-jinja2 is missing.
-    @Suite(.enabled(if: blueprintJinjaAvailable, "needs python3 with jinja2"))
+    @Suite(.enabled(if: Jinja.testsEnabled, "needs python3 with jinja2"))
     struct Behaviour {
         static let at = Timestamp(milliseconds: 1_780_000_000_000)
         static let payloads = Payloads(sourceNames: [F.tv: "Living room TV", F.phone: "Alice's iPhone"])
@@ -467,14 +467,6 @@ extension BlueprintTests {
         }
     }
 }
-
-/// Whether the `python3` on PATH has Jinja2 (pip's Jinja2 or Debian's python3-jinja2).
-private let blueprintJinjaAvailable: Bool = {
-    guard let child = try? ChildProcess(path: "/usr/bin/env", arguments: ["python3", "-c", "import jinja2.sandbox"]) else {
-        return false
-    }
-    return child.wait() == 0
-}()
 
 extension YAMLNode {
     /// A mapping's value for `key`.

@@ -12,7 +12,7 @@ import Testing
 /// automation's variables, the condition, the `changes` list, then the topic and payload of
 /// each `mqtt.publish`, for before/after pairs of the sensor's attribute. The file is read
 /// here, and docs/home-assistant.md must show it unchanged, so neither can drift.
-@Suite(.enabled(if: jinjaAvailable, "needs python3 with jinja2"))
+@Suite(.enabled(if: Jinja.testsEnabled, "needs python3 with jinja2"))
 struct CompanionSourcesRecipeTests {
     static let path = "docs/examples/ha-companion-sources.yaml"
     static let airPods = "A1:B2:C3:D4:E5:F6 (Alice’s AirPods Pro)"
@@ -226,14 +226,6 @@ struct CompanionSourcesRecipeTests {
         #expect(value == ["source_disconnected": "11:22:33:44:55:66"])
     }
 }
-
-/// Whether the `python3` on PATH has Jinja2 (pip's Jinja2 or Debian's python3-jinja2).
-private let jinjaAvailable: Bool = {
-    guard let child = try? ChildProcess(path: "/usr/bin/env", arguments: ["python3", "-c", "import jinja2.sandbox"]) else {
-        return false
-    }
-    return child.wait() == 0
-}()
 
 extension YAMLNode {
     /// A mapping's value for `key`.

@@ -13,7 +13,7 @@ private typealias F = HomeAssistantFixtures
 /// Renders every template of the discovery payloads with Jinja2 (the engine Home Assistant's
 /// templates run on, in its sandbox) against the payloads the bridge really publishes, and
 /// checks what Home Assistant would receive. Skipped where python3-jinja2 is not installed.
-@Suite(.enabled(if: jinjaAvailable, "needs python3 with jinja2"))
+@Suite(.enabled(if: Jinja.testsEnabled, "needs python3 with jinja2"))
 struct HomeAssistantTemplateTests {
 
     /// Renders `(template, payload)` pairs; `value_json` is the parsed payload, as in Home Assistant.
@@ -173,11 +173,3 @@ struct HomeAssistantTemplateTests {
         #expect(try JSONParser.parse(rendered[6])["candidates"] == [])
     }
 }
-
-/// Whether the `python3` on PATH has Jinja2 (pip's Jinja2 or Debian's python3-jinja2).
-private let jinjaAvailable: Bool = {
-    guard let child = try? ChildProcess(path: "/usr/bin/env", arguments: ["python3", "-c", "import jinja2.sandbox"]) else {
-        return false
-    }
-    return child.wait() == 0
-}()
