@@ -19,9 +19,12 @@ extension HomeAssistantDiscovery {
         let idLiteral = JinjaLiteral.string(id)
         let transaction = "'\(Self.transaction)'"
         /// A static request payload for a button: the id and the transaction.
-        let pressPayload: JSONValue = .string(JSONValue.object([("id", .string(id)), ("transaction", .string(Self.transaction))]).serialized)
+        let pressPayload: JSONValue = .string(
+            JSONValue.object([("id", .string(id)), ("transaction", .string(Self.transaction))]).serialized)
 
-        func control(_ platform: String, _ component: String, name: String, request: String, _ extra: [(String, JSONValue)]) -> (
+        func control(
+            _ platform: String, _ component: String, name: String, request: String, _ extra: [(String, JSONValue)]
+        ) -> (
             String, JSONValue
         ) {
             let pairs: [(String, JSONValue)] =

@@ -49,7 +49,8 @@ extension HomeAssistantDiscovery {
                     "options": .array(options.map(JSONValue.string)),
                     "state_topic": .string(topics.bridgePairing),
                     "value_template": .string(
-                        "{% set labels = \(labels) %}{{ labels.get(value_json.candidate, '\(none)') if value_json.candidate else '\(none)' }}"),
+                        "{% set labels = \(labels) %}{{ labels.get(value_json.candidate, '\(none)') if value_json.candidate else '\(none)' }}"
+                    ),
                     "icon": "mdi:headphones-settings",
                     "availability": availability,
                 ]
@@ -95,7 +96,7 @@ extension HomeAssistantDiscovery {
                     "value_template": "{{ 'ok' if value_json.status == 'ok' else value_json.error.code }}",
                     "json_attributes_topic": .string(topics.bridgeLastResponse),
                     "json_attributes_template":
-                        "{{ {'request': value_json.request, 'transaction': value_json.transaction, 'message': (value_json.error or {}).message, 'at': value_json.at} | tojson }}",
+                        "{{ {'request': value_json.request, 'transaction': value_json.transaction, 'message': value_json.error.message if value_json.error else None, 'at': value_json.at} | tojson }}",
                     "icon": "mdi:message-reply-text-outline",
                     "entity_category": "diagnostic",
                     "availability": availability,

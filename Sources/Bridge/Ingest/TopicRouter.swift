@@ -46,7 +46,8 @@ struct TopicRouter: Sendable {
     /// telemetry and replay an hour of it, stale, after a restart. Requests, `/set` updates
     /// and statuses at QoS 1: those are kept for the bridge while it is away.
     var subscriptions: [(filter: String, qos: MQTTQoS)] {
-        var subscriptions: [(filter: String, qos: MQTTQoS)] = [(topics.requestFilter, .atLeastOnce), (topics.setFilter, .atLeastOnce), (topics.bridgePairingSet, .atLeastOnce),
+        var subscriptions: [(filter: String, qos: MQTTQoS)] = [
+            (topics.requestFilter, .atLeastOnce), (topics.setFilter, .atLeastOnce), (topics.bridgePairingSet, .atLeastOnce),
         ]
         for parser in parsers {
             if let status = parser.statusTopic { subscriptions.append((status.filter, .atLeastOnce)) }

@@ -160,7 +160,9 @@ public struct Payloads: Sendable {
     /// A request's response: `{"status":"ok","data":...,"transaction":T}` or the error form.
     /// `<base>/bridge/last_response`: which request, its transaction, `ok` or `error` and
     /// the error (`code`, `message`) or null, and when.
-    public func lastResponse(_ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, at now: Timestamp)
+    public func lastResponse(
+        _ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, at now: Timestamp
+    )
         -> JSONValue
     {
         var error = JSONValue.null

@@ -286,7 +286,8 @@ public final class BridgeRuntime {
     /// sends its `picker/select` for "Pair" (answered on `bridge/response/picker/select`).
     private func handle(_ command: PairingForm.Command, at now: Timestamp) async {
         let refuse = { (message: String) in
-            self.respond(PairingForm.requestName, .failure(.invalidRequest(message, accessoryControl: false)), transaction: command.transaction)
+            self.respond(
+                PairingForm.requestName, .failure(.invalidRequest(message, accessoryControl: false)), transaction: command.transaction)
         }
         switch command.decoded {
         case .failure(let error):
