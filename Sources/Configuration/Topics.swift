@@ -16,6 +16,12 @@ public struct Topics: Sendable, Hashable {
     public var bridgePicker: String { "\(base)/bridge/picker" }
     public var bridgeEvent: String { "\(base)/bridge/event" }
     public var bridgeLog: String { "\(base)/bridge/log" }
+    /// The pairing form's state (retained): the chosen candidate and the name to give.
+    public var bridgePairing: String { "\(base)/bridge/pairing" }
+    /// Where the pairing form is filled in and submitted (`{"candidate"}`, `{"name"}`, `{"action":"pair"}`).
+    public var bridgePairingSet: String { "\(base)/bridge/pairing/set" }
+    /// The outcome of the last request (retained), for a sensor that shows a failed press.
+    public var bridgeLastResponse: String { "\(base)/bridge/last_response" }
     /// The filter the bridge subscribes to for requests.
     public var requestFilter: String { "\(base)/bridge/request/#" }
     public var requestPrefix: String { "\(base)/bridge/request/" }

@@ -153,6 +153,8 @@ extension HomeAssistantDiscovery {
                 ],
                 bridgeOnly: true))
 
+        components += accessoryControls(status, objectID: objectID, capabilities: capabilities)
+
         let payload: JSONValue = [
             "device": accessoryDeviceInfo(status),
             "origin": origin,

@@ -1,13 +1,16 @@
 import JSON
 
 extension HomeAssistantDiscovery {
-    /// The bridge's device: its connection state, a button that shows the picker, the
-    /// picker's state and the setup session.
-    public func bridgeDevice() -> (topic: String, payload: JSONValue) {
+    /// The bridge's device: its connection state, the picker (show, dismiss, its state), the
+    /// pairing form (candidate, name, Pair), the last request's outcome and the setup session.
+    ///
+    /// - Parameter candidates: the picker's candidates now: the "Candidate" select's options,
+    ///   so the runtime republishes this device whenever they change.
+    public func bridgeDevice(candidates: [HomeAssistantCandidate] = []) -> (topic: String, payload: JSONValue) {
         let objectID = bridgeObjectID
         let unique = { (component: String) in "\(objectID)_\(component)" }
         let bridgeOnline = [availabilityEntry(topics.bridgeState)]
-        let components: [(String, JSONValue)] = [
+        var components: [(String, JSONValue)] = [
             // No availability: this entity is the one that shows the bridge offline.
             (
                 "connection",
@@ -81,6 +84,7 @@ extension HomeAssistantDiscovery {
                 ]
             ),
         ]
+        components += controls(candidates: candidates, unique: unique, availability: .array(bridgeOnline))
         let device: [(String, JSONValue)] = [
             ("identifiers", [.string(objectID)]),
             // Two bridges on one broker differ by base topic; the default one is just "aabridge".

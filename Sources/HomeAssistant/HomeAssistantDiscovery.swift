@@ -24,6 +24,9 @@ public struct HomeAssistantDiscovery: Sendable {
     public var topics: Topics
     /// The configured products, for model, manufacturer and capabilities.
     public var products: [String: Product]
+    /// The configured sources (`sources:`), in order: the options of an accessory's
+    /// "Preferred source" select, by name.
+    public var sources: [(address: BluetoothAddress, name: String)]
     /// `origin.support_url`; omitted when nil.
     public var supportURL: String?
     /// `origin.sw_version` and the bridge device's `sw_version`.
@@ -32,13 +35,15 @@ public struct HomeAssistantDiscovery: Sendable {
     /// Creates discovery from its parts.
     public init(
         discoveryPrefix: String = "homeassistant", statusTopic: String = "homeassistant/status", baseTopic: String,
-        products: [Product] = [], supportURL: String? = nil, version: String
+        products: [Product] = [], sources: [(address: BluetoothAddress, name: String)] = [], supportURL: String? = nil,
+        version: String
     ) {
         self.discoveryPrefix = discoveryPrefix
         self.statusTopic = statusTopic
         self.topics = Topics(base: baseTopic)
         // The first entry wins, as `BridgeConfiguration.product(named:)` does.
         self.products = Dictionary(products.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        self.sources = sources
         self.supportURL = supportURL
         self.version = version
     }
@@ -48,7 +53,8 @@ public struct HomeAssistantDiscovery: Sendable {
         self.init(
             discoveryPrefix: configuration.homeAssistant.discoveryPrefix,
             statusTopic: configuration.homeAssistant.statusTopic, baseTopic: configuration.mqtt.baseTopic,
-            products: configuration.products.map(\.product), version: version)
+            products: configuration.products.map(\.product), sources: configuration.sources.map { ($0.address, $0.name) },
+            version: version)
     }
 
     // MARK: - Ids

@@ -16,6 +16,8 @@ public struct HomeAssistantDiscoveryTracker: Sendable {
     public let discovery: HomeAssistantDiscovery
     private var published: [BluetoothAddress: HomeAssistantDiscoveryKey] = [:]
     private var batteryParts: [BluetoothAddress: Set<HomeAssistantBatteryPart>] = [:]
+    /// The picker's candidates in the bridge device's last discovery (its "Candidate" options).
+    private var candidates: [HomeAssistantCandidate] = []
 
     /// Creates a tracker that has published nothing yet.
     public init(discovery: HomeAssistantDiscovery) {
@@ -34,13 +36,22 @@ public struct HomeAssistantDiscoveryTracker: Sendable {
     /// The bridge's device and every accessory's, whatever was published before: the
     /// broker or Home Assistant may have lost them.
     public mutating func everything(_ statuses: [AccessoryStatus]) -> [(topic: String, payload: JSONValue)] {
-        var messages = [discovery.bridgeDevice()]
+        var messages = [discovery.bridgeDevice(candidates: candidates)]
         for status in statuses {
             let (key, parts) = record(status)
             published[status.accessory.id] = key
             messages.append(discovery.accessoryDevice(status, batteryParts: parts))
         }
         return messages
+    }
+
+    /// The bridge device's discovery when the picker's candidates (ids and names) differ from
+    /// the ones it was last published with, else nil: Home Assistant's select knows only the
+    /// options its discovery lists.
+    public mutating func candidatesChanged(_ candidates: [HomeAssistantCandidate]) -> (topic: String, payload: JSONValue)? {
+        guard candidates != self.candidates else { return nil }
+        self.candidates = candidates
+        return discovery.bridgeDevice(candidates: candidates)
     }
 
     /// Forgets the accessory; returns the topic to clear with an empty retained payload.

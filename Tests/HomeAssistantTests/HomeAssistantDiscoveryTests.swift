@@ -51,6 +51,8 @@ private typealias F = HomeAssistantFixtures
             F.componentIDs(payload) == [
                 "placement", "worn", "primary_source", "secondary_source", "routes", "decision", "registration",
                 "battery_left", "battery_right", "battery_case", "rssi", "room", "address", "identity", "last_error",
+                // The controls (HomeAssistantControlsTests): every one a request of the request API.
+                "name", "remove", "register", "invalidate", "preferred_source", "irk", "encryption_key",
             ])
         #expect(F.uniqueIDs(payload).allSatisfy { $0.hasPrefix("aabridge_A1B2C3D4E5F6_") })
         let device = try #require(payload["device"])
@@ -111,7 +113,12 @@ private typealias F = HomeAssistantFixtures
 
     @Test func withoutBatteryOrAudioSwitching() {
         let (_, payload) = F.discovery.accessoryDevice(F.bareStatus)
-        #expect(F.componentIDs(payload) == ["placement", "worn", "registration", "rssi", "room", "address", "identity", "last_error"])
+        // Registered without audioSwitching: no "Preferred source" (sources need it).
+        #expect(
+            F.componentIDs(payload) == [
+                "placement", "worn", "registration", "rssi", "room", "address", "identity", "last_error",
+                "name", "remove", "register", "invalidate", "irk", "encryption_key",
+            ])
         // No company identifier in the descriptor: no manufacturer is made up.
         #expect(payload["device"]?["manufacturer"] == nil)
         #expect(payload["device"]?["model"] == "Acme Studio")
@@ -122,8 +129,8 @@ private typealias F = HomeAssistantFixtures
         #expect(
             F.componentIDs(payload) == [
                 "primary_source", "secondary_source", "routes", "decision", "registration", "battery", "rssi", "room", "address",
-                "identity",
-                "last_error",
+                "identity", "last_error",
+                "name", "remove", "register", "invalidate", "preferred_source", "irk", "encryption_key",
             ])
         #expect(payload["device"]?["manufacturer"] == nil)
     }
@@ -136,7 +143,11 @@ private typealias F = HomeAssistantFixtures
         var orphan = F.unregisteredStatus
         orphan.accessory.product = "Gone"
         let orphanPayload = F.discovery.accessoryDevice(orphan).payload
-        #expect(F.componentIDs(orphanPayload) == ["registration", "rssi", "room", "address", "identity", "last_error"])
+        // No product: nothing to register with, so only rename, remove and the keys.
+        #expect(
+            F.componentIDs(orphanPayload) == [
+                "registration", "rssi", "room", "address", "identity", "last_error", "name", "remove", "irk", "encryption_key",
+            ])
         #expect(orphanPayload["device"]?["model"] == "Gone")
         #expect(rules.validate([F.discovery.bridgeDevice(), (F.discovery.removal(of: orphan.accessory.id), orphanPayload)]).isEmpty)
     }
@@ -155,7 +166,8 @@ private typealias F = HomeAssistantFixtures
 
     @Test func uniqueIDsAreStableAcrossInstances() {
         // A restart builds a new value from the same configuration.
-        let restarted = HomeAssistantDiscovery(baseTopic: "aabridge", products: [F.basic, F.buds, F.studio], version: BridgeModule.version)
+        let restarted = HomeAssistantDiscovery(
+            baseTopic: "aabridge", products: [F.basic, F.buds, F.studio], sources: F.discovery.sources, version: BridgeModule.version)
         for status in F.allStatuses {
             #expect(F.uniqueIDs(restarted.accessoryDevice(status).payload) == F.uniqueIDs(F.discovery.accessoryDevice(status).payload))
         }
@@ -190,7 +202,11 @@ private typealias F = HomeAssistantFixtures
         #expect(topic == "homeassistant/device/aabridge_bridge_aabridge/config")
         #expect(payload["device"]?["identifiers"] == ["aabridge_bridge_aabridge"])
         #expect(payload["device"]?["name"] == "aabridge")
-        #expect(F.componentIDs(payload) == ["connection", "picker_show", "picker", "session", "accessories"])
+        #expect(
+            F.componentIDs(payload) == [
+                "connection", "picker_show", "picker", "session", "accessories",
+                "picker_dismiss", "pairing_candidate", "pairing_name", "pair", "last_response",
+            ])
         let connection = try #require(payload["components"]?["connection"])
         #expect(connection["platform"] == "binary_sensor")
         #expect(connection["device_class"] == "connectivity")

@@ -40,7 +40,13 @@ private typealias F = HomeAssistantFixtures
 
     /// The entity ids of every discovery payload for Alice's AirPods and two bridges.
     var derivedEntityIDs: Set<String> {
+        // The same AirPods of a product that asks for confirmation: its Authorize button.
+        var confirming = F.buds
+        confirming.setupOptions = [.confirmAuthorization]
+        let confirmingDiscovery = HomeAssistantDiscovery(
+            baseTopic: "aabridge", products: [confirming], sources: F.discovery.sources, version: BridgeModule.version)
         let devices = [
+            confirmingDiscovery.accessoryDevice(F.fullStatus).payload,
             F.discovery.accessoryDevice(F.fullStatus, batteryParts: Set(HomeAssistantBatteryPart.allCases)).payload,
             F.discovery.bridgeDevice().payload,
             HomeAssistantDiscovery(baseTopic: "upstairs", version: BridgeModule.version).bridgeDevice().payload,
@@ -101,7 +107,7 @@ private typealias F = HomeAssistantFixtures
     }
 
     @Test func everyNamedEntityIsOneAabridgeCreates() throws {
-        let pattern = try NSRegularExpression(pattern: "\\b(sensor|binary_sensor|event|button)\\.[a-z0-9_]+")
+        let pattern = try NSRegularExpression(pattern: "\\b(sensor|binary_sensor|event|button|select|text)\\.[a-z0-9_]+")
         let range = NSRange(text.startIndex..., in: text)
         let named = Set(pattern.matches(in: text, range: range).compactMap { Range($0.range, in: text).map { String(text[$0]) } })
         #expect(named.count >= 10)

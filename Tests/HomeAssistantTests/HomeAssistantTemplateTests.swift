@@ -103,6 +103,12 @@ struct HomeAssistantTemplateTests {
                 case "battery_left": expected = status.battery?.left.map(String.init) ?? "None"
                 case "battery_right": expected = status.battery?.right.map(String.init) ?? "None"
                 case "battery_case": expected = status.battery?.chargingCase.map(String.init) ?? "None"
+                case "name": expected = status.accessory.displayName
+                // Write-only: a key is never a state.
+                case "irk", "encryption_key": expected = ""
+                case "preferred_source":
+                    let primary = status.registration?.configuration.primaryAudioSourceDeviceIdentifier
+                    expected = F.discovery.sources.first { $0.address == primary }?.name ?? "none"
                 default: expected = "unexpected component \(id)"
                 }
                 #expect(output == expected, "\(id) of \(status.accessory.displayName)")

@@ -112,6 +112,9 @@ struct Ingest {
         case .set(let id):
             if message.retain { return refusedRetained(message.topic) }
             return set(id: id, payload: message.payload, at: now)
+        case .pairing:
+            if message.retain { return refusedRetained(message.topic) }
+            return IngestOutcome(.pairing(PairingForm.decode(message.payload)))
         case .homeAssistantStatus:
             guard let homeAssistant, homeAssistant.isBirthMessage(message.payload) else { return IngestOutcome() }
             return IngestOutcome(.homeAssistantBirth)

@@ -5,6 +5,8 @@ enum IngestRoute: Sendable, Hashable {
     case request(name: String)
     /// `<base>/accessory/<ID>/set`, the extension role (the ID as written in the topic).
     case set(accessory: Substring)
+    /// `<base>/bridge/pairing/set`: the pairing form behind Home Assistant's Pair button.
+    case pairing
     /// Home Assistant's birth/last-will topic.
     case homeAssistantStatus
     /// Telemetry (or, with `status`, the status topic: `online`/`offline`) of the gateway
@@ -21,7 +23,7 @@ enum IngestRoute: Sendable, Hashable {
     /// ``RequestLane`` past the telemetry backlog.
     var isOneOff: Bool {
         switch self {
-        case .request, .set, .homeAssistantStatus: true
+        case .request, .set, .pairing, .homeAssistantStatus: true
         case .gateway(_, let status): status
         case .unrouted: false
         }

@@ -30,6 +30,7 @@ struct TopicRouter: Sendable {
     func route(_ topic: String) -> IngestRoute {
         if let name = topics.requestName(in: topic) { return .request(name: name) }
         if let id = topics.accessoryID(inSetTopic: topic) { return .set(accessory: id) }
+        if topic == topics.bridgePairingSet { return .pairing }
         if topic == homeAssistantStatusTopic { return .homeAssistantStatus }
         for (index, parser) in parsers.enumerated() {
             if parser.statusTopic?.match(topic) != nil { return .gateway(index: index, status: true) }
@@ -45,7 +46,9 @@ struct TopicRouter: Sendable {
     /// telemetry and replay an hour of it, stale, after a restart. Requests, `/set` updates
     /// and statuses at QoS 1: those are kept for the bridge while it is away.
     var subscriptions: [(filter: String, qos: MQTTQoS)] {
-        var subscriptions: [(filter: String, qos: MQTTQoS)] = [(topics.requestFilter, .atLeastOnce), (topics.setFilter, .atLeastOnce)]
+        var subscriptions: [(filter: String, qos: MQTTQoS)] = [
+            (topics.requestFilter, .atLeastOnce), (topics.setFilter, .atLeastOnce), (topics.bridgePairingSet, .atLeastOnce),
+        ]
         for parser in parsers {
             if let status = parser.statusTopic { subscriptions.append((status.filter, .atLeastOnce)) }
         }

@@ -158,6 +158,26 @@ public struct Payloads: Sendable {
     }
 
     /// A request's response: `{"status":"ok","data":...,"transaction":T}` or the error form.
+    /// `<base>/bridge/last_response`: which request, its transaction, `ok` or `error` and
+    /// the error (`code`, `message`) or null, and when.
+    public func lastResponse(
+        _ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, at now: Timestamp
+    )
+        -> JSONValue
+    {
+        var error = JSONValue.null
+        if case .failure(let failure) = result {
+            error = ["code": .string(failure.code), "domain": .string(failure.domain), "message": .string(failure.message)]
+        }
+        return [
+            "request": .string(name),
+            "transaction": transaction ?? .null,
+            "status": error.isNull ? "ok" : "error",
+            "error": error,
+            "at": .string(ISO8601.string(now)),
+        ]
+    }
+
     public func response(_ result: Result<JSONValue, ResponseError>, transaction: JSONValue?) -> JSONValue {
         var pairs: [(String, JSONValue)]
         switch result {

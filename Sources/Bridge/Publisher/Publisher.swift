@@ -83,6 +83,8 @@ final class Publisher {
             if event.type == .activated || event.type == .invalidated { publishInfo(engine: engine) }
         case .pickerChanged(let picker):
             publishRetained(topics.bridgePicker, payloads.picker(picker))
+            // The "Candidate" select offers only what its discovery lists.
+            if let device = homeAssistant?.candidatesChanged(Self.candidates(picker)) { publishRetained(device.topic, device.payload) }
         case .accessoryChanged(let status):
             statePublishedAt[status.accessory.id] = now
             enqueue(topics.accessory(status.accessory.id), statusBytes(status), retain: true)
@@ -152,7 +154,7 @@ final class Publisher {
 
     /// Every retained topic, after each (re)connect: a broker restart loses nothing a
     /// subscriber relies on, and no state stays stuck `offline`.
-    func publishEverything(at now: Timestamp, engine: BridgeEngine, gateways: JSONValue) {
+    func publishEverything(at now: Timestamp, engine: BridgeEngine, gateways: JSONValue, pairing: PairingForm) {
         let held = heldUntilConnected ?? []
         heldUntilConnected = nil
         publishRetained(topics.bridgeState, ["state": "online"])
@@ -161,6 +163,7 @@ final class Publisher {
         publishHealth(at: now, engine: engine)
         publishRetained(topics.bridgeGateways, gateways)
         publishRetained(topics.bridgePicker, payloads.picker(engine.picker))
+        publishPairing(pairing)
         let statuses = engine.statuses
         for status in statuses {
             statePublishedAt[status.accessory.id] = now
@@ -168,6 +171,7 @@ final class Publisher {
             publishAvailability(status.accessory.id, status.available)
         }
         publishAccessoryList(statuses)
+        _ = homeAssistant?.candidatesChanged(Self.candidates(engine.picker))
         for device in homeAssistant?.everything(statuses) ?? [] { publishRetained(device.topic, device.payload) }
         // Every source a registration lists has a route this process has not published yet:
         // `startup`, with the current target (`fallback` until an accessory is heard), which
@@ -246,9 +250,22 @@ final class Publisher {
 
     // MARK: - Responses and logs
 
-    /// A request's response on `bridge/response/<name>`.
-    func respond(_ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?) {
+    /// A request's response on `bridge/response/<name>`, and its outcome on the retained
+    /// `bridge/last_response`: Home Assistant's controls cannot subscribe to a response, so
+    /// the bridge device's "Last request" sensor reads this to show a refused press.
+    func respond(_ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, at now: Timestamp) {
         enqueue(topics.response(name), payloads.response(result, transaction: transaction).bytes, retain: false)
+        publishRetained(topics.bridgeLastResponse, payloads.lastResponse(name, result, transaction: transaction, at: now))
+    }
+
+    /// `bridge/pairing`: the pairing form's state.
+    func publishPairing(_ form: PairingForm) {
+        publishRetained(topics.bridgePairing, form.payload)
+    }
+
+    /// The picker's candidates as Home Assistant's "Candidate" select offers them (unnamed: by product).
+    static func candidates(_ picker: Picker?) -> [HomeAssistantCandidate] {
+        (picker?.candidates ?? []).map { HomeAssistantCandidate(id: $0.id, name: $0.name ?? $0.product) }
     }
 
     /// The engine's result of a request as a response body.

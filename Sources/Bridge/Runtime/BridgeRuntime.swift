@@ -46,6 +46,9 @@ public final class BridgeRuntime {
     /// A republish for Home Assistant's birth message is pending: one at a time, since every
     /// republish is about four messages per accessory.
     private var republishScheduled = false
+    /// The pairing form behind Home Assistant's Pair button (``PairingForm``). Not stored: a
+    /// restart ends the picker, and with it any choice of candidate.
+    private var pairing = PairingForm()
     /// Shutdown began: connection changes (the disconnect itself, a failed reconnect) are
     /// no longer reported or acted on.
     private var shuttingDown = false
@@ -273,7 +276,59 @@ public final class BridgeRuntime {
             await handle(request, at: now)
         case .homeAssistantBirth:
             scheduleHomeAssistantRepublish()
+        case .pairing(let command):
+            await handle(command, at: now)
         }
+        syncPairingForm()
+    }
+
+    /// `bridge/pairing/set`: fills in the form (answered on `bridge/response/pairing/set`), or
+    /// sends its `picker/select` for "Pair" (answered on `bridge/response/picker/select`).
+    private func handle(_ command: PairingForm.Command, at now: Timestamp) async {
+        let refuse = { (message: String) in
+            self.respond(
+                PairingForm.requestName, .failure(.invalidRequest(message, accessoryControl: false)), transaction: command.transaction)
+        }
+        switch command.decoded {
+        case .failure(let error):
+            respond(PairingForm.requestName, .failure(error), transaction: command.transaction)
+        case .success(.pair):
+            let chosen = pairing.candidate
+            await handle(pairing.selectRequest(transaction: command.transaction), at: now)
+            // Set up: the candidate has left the picker (syncPairingForm clears it) and the name
+            // was given; a refused select leaves the form as it was, for another try.
+            if let chosen, core.engine.picker?.candidate(chosen) == nil, core.engine.status(of: chosen) != nil {
+                pairing.name = nil
+                publisher.publishPairing(pairing)
+            }
+        case .success(.fill(let candidate, let name)):
+            var form = pairing
+            switch candidate {
+            case .keep: break
+            case .clear: form.candidate = nil
+            case .set(let id):
+                guard core.engine.picker?.candidate(id) != nil else {
+                    return refuse("'candidate' \(id) is not a candidate of the picker")
+                }
+                form.candidate = id
+            }
+            switch name {
+            case .keep: break
+            case .clear: form.name = nil
+            case .set(let text): form.name = text
+            }
+            pairing = form
+            publisher.publishPairing(form)
+            respond(PairingForm.requestName, .success(form.payload), transaction: command.transaction)
+        }
+    }
+
+    /// A chosen candidate that left the picker (chosen, dismissed, timed out) is no longer
+    /// chosen: the form never offers Pair for something the picker cannot select.
+    private func syncPairingForm() {
+        guard let candidate = pairing.candidate, core.engine.picker?.candidate(candidate) == nil else { return }
+        pairing.candidate = nil
+        publisher.publishPairing(pairing)
     }
 
     /// `bridge/request/<name>`: exactly one response, published only after the change is
@@ -302,11 +357,15 @@ public final class BridgeRuntime {
     }
 
     private func respond(_ request: IncomingRequest, _ result: Result<JSONValue, ResponseError>, countError: Bool = true) {
+        respond(request.name, result, transaction: request.transaction, countError: countError)
+    }
+
+    private func respond(_ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, countError: Bool = true) {
         if case .failure(let error) = result {
             if countError { diagnostics.counters.errors += 1 }
-            logger.debug("request \(request.name) failed: \(error.code): \(error.message)")
+            logger.debug("request \(name) failed: \(error.code): \(error.message)")
         }
-        publisher.respond(request.name, result, transaction: request.transaction)
+        publisher.respond(name, result, transaction: transaction, at: clock())
     }
 
     /// Home Assistant restarted: republish discovery and state after a short random delay,
@@ -335,7 +394,7 @@ public final class BridgeRuntime {
     /// Every retained topic again (after a connection, or for Home Assistant's birth message);
     /// the heap the burst uses is given back once the broker has acknowledged it.
     private func republishEverything() {
-        publisher.publishEverything(at: clock(), engine: core.engine, gateways: ingest.gateways.payload)
+        publisher.publishEverything(at: clock(), engine: core.engine, gateways: ingest.gateways.payload, pairing: pairing)
         heapToRelease = true
     }
 
@@ -351,6 +410,8 @@ public final class BridgeRuntime {
             ingest.track(outputs)
             publisher.publish(outputs, at: now, engine: core.engine)
         }
+        // A picker that timed out takes its candidates, and the form's choice, with it.
+        syncPairingForm()
         await core.flushDeferredWrites(at: now)
         if publisher.accessoriesDirty { publisher.publishAccessoryList(core.engine.statuses) }
         if heapToRelease && connection.outstandingPublishes == 0 {

@@ -18,7 +18,10 @@ enum HomeAssistantFixtures {
         name: "Basic", hardware: .onEarHeadphone, capabilities: [.audioSwitching],
         descriptor: DiscoveryDescriptor(bluetoothCompanyIdentifier: 0x0A12))
 
-    static let discovery = HomeAssistantDiscovery(baseTopic: "aabridge", products: [buds, studio, basic], version: BridgeModule.version)
+    /// With two configured sources, the options of the "Preferred source" select.
+    static let discovery = HomeAssistantDiscovery(
+        baseTopic: "aabridge", products: [buds, studio, basic], sources: [(phone, "Alice's iPhone"), (tv, "Living room TV")],
+        version: BridgeModule.version)
 
     static let budsID = BluetoothAddress("A1:B2:C3:D4:E5:F6")!
     static let studioID = BluetoothAddress("A1:B2:C3:D4:E5:07")!

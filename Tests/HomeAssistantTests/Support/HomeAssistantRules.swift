@@ -10,7 +10,13 @@ import JSON
 /// - a payload with `device`/`dev` (identifiers or connections), `origin`/`o` (name) and
 ///   `components`/`cmps`, each component with `platform`/`p` and a `unique_id`;
 /// - required options per platform (sensor and binary_sensor: state_topic; event:
-///   state_topic and event_types; button: command_topic), known options only;
+///   state_topic and event_types; button, switch and text: command_topic; select:
+///   command_topic and options), known options only. The control platforms' options are
+///   those of https://www.home-assistant.io/integrations/button.mqtt/, .../select.mqtt/,
+///   .../text.mqtt/ and .../switch.mqtt/ ("Configuration Variables");
+/// - select: a non-empty list of unique string options; text: `min` <= `max` (0-255),
+///   `mode` text or password; switch: distinct payload_on/payload_off and state_on/state_off;
+///   entity_category `config` only on controls (button, select, switch, text);
 /// - abbreviations only where documented, and not mixed with full names in one payload;
 /// - entity_category, device_class, state_class and unit rules of the entity platforms;
 /// - `availability` a list of entries with a `topic`, `availability_mode` all/any/latest;
@@ -42,6 +48,8 @@ struct HomeAssistantRules {
         "availability_template": "avty_tpl", "availability_topic": "avty_t", "encoding": "e",
         "enabled_by_default": "en", "expire_after": "exp_aft", "force_update": "frc_upd",
         "retain": "ret", "off_delay": "off_dly", "suggested_display_precision": "sug_dsp_prc",
+        "command_template": "cmd_tpl", "optimistic": "opt", "mode": "mode", "min": "min", "max": "max",
+        "pattern": "ptrn", "state_on": "stat_on", "state_off": "stat_off",
     ]
 
     /// Full names by abbreviation.
@@ -68,12 +76,31 @@ struct HomeAssistantRules {
         ),
         "event": (["state_topic", "value_template", "device_class", "event_types"], ["state_topic", "event_types"]),
         "button": (["command_topic", "command_template", "payload_press", "device_class", "retain"], ["command_topic"]),
+        "select": (
+            ["command_topic", "command_template", "options", "state_topic", "value_template", "optimistic", "retain"],
+            ["command_topic", "options"]
+        ),
+        "text": (
+            [
+                "command_topic", "command_template", "state_topic", "value_template", "min", "max", "mode", "pattern",
+                "retain",
+            ], ["command_topic"]
+        ),
+        "switch": (
+            [
+                "command_topic", "command_template", "state_topic", "value_template", "payload_on", "payload_off",
+                "state_on", "state_off", "optimistic", "device_class", "retain",
+            ], ["command_topic"]
+        ),
     ]
+    /// The platforms that send commands: the only ones `entity_category: config` suits.
+    static let controlPlatforms: Set<String> = ["button", "select", "switch", "text"]
     static let deviceClasses: [String: Set<String>] = [
         "sensor": ["enum", "battery", "signal_strength", "timestamp", "duration", "temperature", "voltage"],
         "binary_sensor": ["occupancy", "connectivity", "problem", "presence", "battery", "plug", "running"],
         "event": ["button", "doorbell", "motion"],
         "button": ["identify", "restart", "update"],
+        "switch": ["outlet", "switch"],
     ]
     static let deviceKeys: Set<String> = [
         "identifiers", "connections", "name", "manufacturer", "model", "model_id", "sw_version", "hw_version",
@@ -225,15 +252,24 @@ struct HomeAssistantRules {
         for key in ["state_topic", "command_topic", "json_attributes_topic"] {
             if let value = options[key] { checkPublishTopic(value, at: "\(path).\(key)", &context) }
         }
+        // A password text's state is deliberately constant (a key is never echoed).
+        let constantState = platform == "text" && options["mode"]?.stringValue == "password"
         for key in ["value_template", "json_attributes_template"] {
-            if let value = options[key] { checkTemplate(value, at: "\(path).\(key)", &context) }
+            if let value = options[key] {
+                checkTemplate(value, at: "\(path).\(key)", readsValue: !(constantState && key == "value_template"), &context)
+            }
+        }
+        if let value = options["command_template"] { checkTemplate(value, at: "\(path).command_template", readsValue: false, &context) }
+        if options["value_template"] != nil && options["state_topic"] == nil && root["state_topic"] == nil {
+            context.fail(path, "value_template without state_topic")
         }
         if options["json_attributes_template"] != nil && options["json_attributes_topic"] == nil {
             context.fail(path, "json_attributes_template without json_attributes_topic")
         }
         if let category = options["entity_category"] {
             switch (category.stringValue, platform) {
-            case ("diagnostic"?, _), ("config"?, "button"): break
+            case ("diagnostic"?, _): break
+            case ("config"?, _) where Self.controlPlatforms.contains(platform): break
             default: context.fail("\(path).entity_category", "\(category.serialized) is invalid for \(platform)")
             }
         }
@@ -241,7 +277,7 @@ struct HomeAssistantRules {
         if let deviceClass, !(Self.deviceClasses[platform]?.contains(deviceClass) ?? false) {
             context.fail("\(path).device_class", "\(deviceClass) is not a \(platform) device class")
         }
-        checkSensorClasses(options, deviceClass: deviceClass, at: path, &context)
+        if platform != "select" { checkSensorClasses(options, deviceClass: deviceClass, at: path, &context) }
         if platform == "binary_sensor" {
             let on = options["payload_on"]?.stringValue ?? "ON", off = options["payload_off"]?.stringValue ?? "OFF"
             if on == off { context.fail(path, "payload_on equals payload_off") }
@@ -259,8 +295,38 @@ struct HomeAssistantRules {
         if platform == "button", let press = options["payload_press"], press.stringValue == nil {
             context.fail("\(path).payload_press", "must be a string")
         }
+        checkControl(platform, options, at: path, &context)
         checkAvailability(options, root: root, at: path, &context)
         return unique
+    }
+
+    /// Select, text and switch rules.
+    private func checkControl(_ platform: String, _ options: [String: JSONValue], at path: String, _ context: inout Context) {
+        switch platform {
+        case "select":
+            let values = options["options"]?.arrayValue ?? []
+            let strings = values.compactMap(\.stringValue)
+            if values.isEmpty || strings.count != values.count {
+                context.fail("\(path).options", "a select needs a non-empty list of string options")
+            }
+            if Set(strings).count != strings.count { context.fail("\(path).options", "options must be unique") }
+        case "text":
+            let minimum = options["min"].map { $0.intValue ?? -1 } ?? 0
+            let maximum = options["max"].map { $0.intValue ?? -1 } ?? 255
+            if minimum < 0 || maximum < 0 || minimum > maximum || maximum > 255 {
+                context.fail(path, "text needs 0 <= min <= max <= 255")
+            }
+            if let mode = options["mode"], !["text", "password"].contains(mode.stringValue ?? "") {
+                context.fail("\(path).mode", "must be text or password")
+            }
+        case "switch":
+            let on = options["payload_on"]?.stringValue ?? "ON", off = options["payload_off"]?.stringValue ?? "OFF"
+            if on == off { context.fail(path, "payload_on equals payload_off") }
+            let stateOn = options["state_on"]?.stringValue ?? on, stateOff = options["state_off"]?.stringValue ?? off
+            if stateOn == stateOff { context.fail(path, "state_on equals state_off") }
+        default:
+            break
+        }
     }
 
     /// Sensor rules: enum options, units of battery and signal strength, state classes.
@@ -334,8 +400,9 @@ struct HomeAssistantRules {
         }
     }
 
-    /// A Jinja template with balanced `{{ }}` / `{% %}` that reads `value_json`.
-    private func checkTemplate(_ value: JSONValue, at path: String, _ context: inout Context) {
+    /// A Jinja template with balanced `{{ }}` / `{% %}` that reads `value_json` (a state
+    /// template) or anything (`readsValue` false: a command template reads `value`).
+    private func checkTemplate(_ value: JSONValue, at path: String, readsValue: Bool = true, _ context: inout Context) {
         guard let template = value.stringValue else {
             context.fail(path, "must be a string")
             return
@@ -344,7 +411,7 @@ struct HomeAssistantRules {
         if count("{{") != count("}}") || count("{%") != count("%}") || count("{{") + count("{%") == 0 {
             context.fail(path, "unbalanced or no template delimiters: \(template)")
         }
-        if !template.contains("value_json") { context.fail(path, "does not read value_json") }
+        if readsValue && !template.contains("value_json") { context.fail(path, "does not read value_json") }
     }
 
     static func isObjectID(_ text: String) -> Bool {
