@@ -8,7 +8,7 @@ import Testing
 /// The bridge driven the way Home Assistant drives it: only through the entities its retained
 /// discovery configs advertise (``SimulatedHomeAssistant``), on a real broker, with the
 /// bridge runtime in this process.
-@Suite("Home Assistant's controls, simulated", .enabled(if: jinjaAvailable, "needs python3 with jinja2"))
+@Suite("Home Assistant's controls, simulated", .enabled(if: Jinja.testsEnabled, "needs python3 with jinja2"))
 struct SimulatedHomeAssistantTests {
     static let bridge = "aabridge_bridge_aabridge"
     static let airPods = "aabridge_\(Fixture.advertisementTopic.split(separator: "/").last!)"

@@ -4,14 +4,6 @@ import LocalProcess
 import TestSupport
 import Testing
 
-/// Whether the `python3` on PATH has Jinja2 (the engine Home Assistant renders templates with).
-let jinjaAvailable: Bool = {
-    guard let child = try? ChildProcess(path: "/usr/bin/env", arguments: ["python3", "-c", "import jinja2.sandbox"]) else {
-        return false
-    }
-    return child.wait() == 0
-}()
-
 /// Home Assistant's MQTT integration as far as aabridge's controls need it, on a real broker:
 /// it knows only what the retained device-based discovery configs say (`homeassistant/device/
 /// <object id>/config`), and uses them as Home Assistant does.
