@@ -48,6 +48,30 @@ struct HomeAssistantTemplateTests {
         return (rendered.arrayValue ?? []).compactMap(\.stringValue)
     }
 
+    @Test("names from advertisements and users stay text in every template: JinjaLiteral round-trips through Jinja2")
+    func literalsRoundTrip() throws {
+        // Candidate names come from the air: whoever is near can advertise one, and it lands in
+        // the discovery's templates. None may end a string or a block, or run as template code.
+        let names = [
+            #"Bob's "best" AirPods"#, "}} {{ 7*7 }} {% raw %}", #"back\slash\"#, "line\nbreak", "Åsa’s Kopfhörer 🎧",
+            "{# comment #}", "' + 'x", #"\u007b"#,
+        ]
+        let cases = names.flatMap { name -> [(template: String, payload: JSONValue)] in
+            let key = JinjaLiteral.string(name)
+            let table = JinjaLiteral.dictionary([(key: name, value: "id-\(name)")])
+            return [
+                ("{{ \(key) }}", .null), ("{{ (\(table))[\(key)] }}", .null), ("{{ \(JinjaLiteral.list([name, "x"])) | first }}", .null),
+            ]
+        }
+        let rendered = try Self.render(cases)
+        #expect(rendered.count == cases.count)
+        for (index, name) in names.enumerated() where index * 3 + 2 < rendered.count {
+            #expect(rendered[index * 3] == name, "string literal of \(name)")
+            #expect(rendered[index * 3 + 1] == "id-\(name)", "dictionary literal keyed by \(name)")
+            #expect(rendered[index * 3 + 2] == name, "list literal of \(name)")
+        }
+    }
+
     /// Statuses covering nulls and every placement.
     var statuses: [AccessoryStatus] {
         var result = F.allStatuses

@@ -157,7 +157,6 @@ public struct Payloads: Sendable {
         ]
     }
 
-    /// A request's response: `{"status":"ok","data":...,"transaction":T}` or the error form.
     /// `<base>/bridge/last_response`: which request, its transaction, `ok` or `error` and
     /// the error (`code`, `message`) or null, and when.
     public func lastResponse(
@@ -178,6 +177,7 @@ public struct Payloads: Sendable {
         ]
     }
 
+    /// A request's response: `{"status":"ok","data":...,"transaction":T}` or the error form.
     public func response(_ result: Result<JSONValue, ResponseError>, transaction: JSONValue?) -> JSONValue {
         var pairs: [(String, JSONValue)]
         switch result {
