@@ -3,7 +3,6 @@ import Bridge
 import Configuration
 import Foundation
 import JSON
-import LocalProcess
 import TestSupport
 import Testing
 

@@ -1,7 +1,6 @@
 import Configuration
 import Foundation
 import JSON
-import LocalProcess
 import TestSupport
 import Testing
 
@@ -58,19 +57,11 @@ struct CompanionSourcesRecipeTests {
             "payload": .string(try #require(data["payload"]?.scalar?.value)),
             "cases": .array(cases.map { ["from": $0.from ?? .null, "to": $0.to] }),
         ]
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-recipe-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let input = directory.appendingPathComponent("spec.json")
-        let output = directory.appendingPathComponent("out.json")
-        let script = directory.appendingPathComponent("run.py")
-        try Data(spec.bytes).write(to: input)
         // Home Assistant renders a template to text, then takes a text that is a Python literal
         // (a list, a dict, a number) as that value (its parse_result, with ast.literal_eval);
         // variables are rendered in order, each seeing those before; a template condition
         // passes when its text is "true" in any case.
-        try Data(
-            """
+        let script = """
             import ast, json, sys
             from jinja2.sandbox import ImmutableSandboxedEnvironment
             env = ImmutableSandboxedEnvironment()
@@ -97,13 +88,8 @@ struct CompanionSourcesRecipeTests {
                     published.append([render(spec["topic"], step), render(spec["payload"], step)])
                 results.append(published)
             json.dump(results, open(sys.argv[2], "w"))
-            """.utf8
-        ).write(to: script)
-        let log = directory.appendingPathComponent("python.log")
-        let child = try ChildProcess(path: "/usr/bin/env", arguments: ["python3", script.path, input.path, output.path], output: log.path)
-        let status = child.wait(timeout: 30)
-        try #require(status == 0, "python3: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
-        let results = try JSONParser.parse(Array(try Data(contentsOf: output)))
+            """
+        let results = try JSONParser.parse(try Jinja.run(script: script, input: spec.bytes))
         return (results.arrayValue ?? []).map { result in
             result.arrayValue?.map { pair in
                 (pair.arrayValue?.first?.stringValue ?? "", pair.arrayValue?.last?.stringValue ?? "")

@@ -2,7 +2,6 @@ import AccessoryKit
 import Bridge
 import Foundation
 import JSON
-import LocalProcess
 import TestSupport
 import Testing
 
@@ -18,16 +17,8 @@ struct HomeAssistantTemplateTests {
 
     /// Renders `(template, payload)` pairs; `value_json` is the parsed payload, as in Home Assistant.
     static func render(_ cases: [(template: String, payload: JSONValue)]) throws -> [String] {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-ha-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let input = directory.appendingPathComponent("cases.json")
-        let output = directory.appendingPathComponent("rendered.json")
-        let script = directory.appendingPathComponent("render.py")
         let list = JSONValue.array(cases.map { ["template": .string($0.template), "payload": .string($0.payload.serialized)] })
-        try Data(list.bytes).write(to: input)
-        try Data(
-            """
+        let script = """
             import json, sys
             from jinja2.sandbox import ImmutableSandboxedEnvironment
             env = ImmutableSandboxedEnvironment()
@@ -40,11 +31,8 @@ struct HomeAssistantTemplateTests {
                 except Exception as error:
                     out.append("TEMPLATE ERROR: %r" % error)
             json.dump(out, open(sys.argv[2], "w"))
-            """.utf8
-        ).write(to: script)
-        let child = try ChildProcess(path: "/usr/bin/env", arguments: ["python3", script.path, input.path, output.path])
-        #expect(child.wait() == 0)
-        let rendered = try JSONParser.parse(Array(try Data(contentsOf: output)))
+            """
+        let rendered = try JSONParser.parse(try Jinja.run(script: script, input: list.bytes))
         return (rendered.arrayValue ?? []).compactMap(\.stringValue)
     }
 

@@ -1,6 +1,5 @@
 import Foundation
 import JSON
-import LocalProcess
 import TestSupport
 import Testing
 
@@ -111,16 +110,8 @@ struct SimulatedHomeAssistant {
 
     /// Renders one template with Jinja2's sandbox: `value`, and with `json` also `value_json`.
     static func render(_ template: String, value: String, json: Bool) throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-sim-ha-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let input = directory.appendingPathComponent("case.json")
-        let output = directory.appendingPathComponent("rendered.txt")
-        let script = directory.appendingPathComponent("render.py")
-        try Data(JSONValue.object([("template", .string(template)), ("value", .string(value)), ("json", .bool(json))]).bytes)
-            .write(to: input)
-        try Data(
-            """
+        let input = JSONValue.object([("template", .string(template)), ("value", .string(value)), ("json", .bool(json))])
+        let script = """
             import json, sys
             from jinja2.sandbox import ImmutableSandboxedEnvironment
             env = ImmutableSandboxedEnvironment()
@@ -132,10 +123,11 @@ struct SimulatedHomeAssistant {
                 except ValueError:
                     pass
             open(sys.argv[2], "w").write(env.from_string(case["template"]).render(**variables))
-            """.utf8
-        ).write(to: script)
-        let child = try ChildProcess(path: "/usr/bin/env", arguments: ["python3", script.path, input.path, output.path])
-        guard child.wait() == 0 else { throw Refused(description: "template error in \(template)") }
-        return try String(contentsOf: output, encoding: .utf8)
+            """
+        do {
+            return String(decoding: try Jinja.run(script: script, input: input.bytes), as: UTF8.self)
+        } catch {
+            throw Refused(description: "template error in \(template): \(error)")
+        }
     }
 }

@@ -1,7 +1,6 @@
 import Configuration
 import Foundation
 import JSON
-import LocalProcess
 import TestSupport
 import Testing
 
@@ -57,19 +56,7 @@ enum AutomationRunner {
         let spec: JSONValue = [
             "automation": try json(automation), "inputs": .object(inputs), "states": .object(states), "events": .array(events),
         ]
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-blueprint-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let input = directory.appendingPathComponent("spec.json")
-        let output = directory.appendingPathComponent("out.json")
-        let script = directory.appendingPathComponent("run.py")
-        let log = directory.appendingPathComponent("python.log")
-        try Data(spec.bytes).write(to: input)
-        try Data(scriptText.utf8).write(to: script)
-        let child = try ChildProcess(path: "/usr/bin/env", arguments: ["python3", script.path, input.path, output.path], output: log.path)
-        let status = child.wait(timeout: 30)
-        try #require(status == 0, "python3: \((try? String(contentsOf: log, encoding: .utf8)) ?? "")")
-        let results = try JSONParser.parse(Array(try Data(contentsOf: output)))
+        let results = try JSONParser.parse(try Jinja.run(script: scriptText, input: spec.bytes))
         return (results["results"]?.arrayValue ?? []).map { result in
             Outcome(
                 fired: result["fired"]?.boolValue ?? false, passed: result["passed"]?.boolValue ?? false,
