@@ -42,8 +42,8 @@ let package = Package(
         // the tests and the benchmarks start, and the tools `report-sources` runs.
         .target(name: "LocalProcess"),
         .target(name: "TestSupport", dependencies: ["MQTT", "LocalProcess"], path: "Tests/TestSupport"),
-        .testTarget(name: "AccessoryKitTests", dependencies: ["AccessoryKit"]),
-        .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "AccessoryKit"]),
+        .testTarget(name: "AccessoryKitTests", dependencies: ["AccessoryKit", "TestSupport"]),
+        .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "AccessoryKit", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "LocalProcess", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

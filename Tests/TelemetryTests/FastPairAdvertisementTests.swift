@@ -1,4 +1,5 @@
 import AccessoryKit
+import TestSupport
 import Testing
 
 @testable import Telemetry
@@ -201,7 +202,7 @@ import Testing
 
     @Test("any byte string of 0...40 bytes decodes or throws, and what decodes is within the specification")
     func anyBytes() {
-        var generator = Generator(seed: 0xFA57_9A12)
+        var generator = SplitMix64(seed: 0xFA57_9A12)
         let edges: [UInt8] = [0x00, 0x01, 0x0F, 0x10, 0x11, 0x21, 0x33, 0x34, 0x40, 0x64, 0x65, 0x7E, 0x7F, 0x80, 0xE4, 0xF0, 0xFF]
         var decoded = 0
         for length in 0...40 {
@@ -224,20 +225,5 @@ import Testing
             }
         }
         #expect(decoded > 1000, "the generator reaches decodable layouts too")
-    }
-}
-
-/// SplitMix64: a seeded generator, so that a failure of ``FastPairAdvertisementTests/anyBytes()`` repeats.
-private struct Generator: RandomNumberGenerator {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
