@@ -62,7 +62,7 @@ public final class ChildProcess: Sendable {
     public func wait() -> Int32 {
         var status: Int32 = 0
         while reap(&status, 0) < 0 && errno == EINTR {}
-        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+        return Self.exitStatus(status)
     }
 
     /// Waits up to `timeout` seconds for the process to exit and returns its exit status
@@ -73,14 +73,10 @@ public final class ChildProcess: Sendable {
         let deadline = Date().addingTimeInterval(timeout)
         var status: Int32 = 0
         while reap(&status, WNOHANG) == 0 {
-            guard Date() < deadline else {
-                kill(pid, SIGKILL)
-                _ = reap(&status, 0)
-                return nil
-            }
+            guard Date() < deadline else { return killed() }
             usleep(10_000)
         }
-        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+        return Self.exitStatus(status)
     }
 
     /// ``wait(timeout:)`` for async code: polls without holding a thread of the cooperative
@@ -90,14 +86,23 @@ public final class ChildProcess: Sendable {
         let deadline = ContinuousClock.now + timeout
         var status: Int32 = 0
         while reap(&status, WNOHANG) == 0 {
-            guard ContinuousClock.now < deadline else {
-                kill(pid, SIGKILL)
-                _ = reap(&status, 0)
-                return nil
-            }
+            guard ContinuousClock.now < deadline else { return killed() }
             try? await Task.sleep(for: .milliseconds(10))
         }
-        return (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
+        return Self.exitStatus(status)
+    }
+
+    /// Kills (SIGKILL) and reaps a process that outlived its wait: nil, as the waits report it.
+    private func killed() -> Int32? {
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        _ = reap(&status, 0)
+        return nil
+    }
+
+    /// A `waitpid` status as the exit status, -1 for a process ended by a signal.
+    private static func exitStatus(_ status: Int32) -> Int32 {
+        (status & 0x7f) == 0 ? (status >> 8) & 0xff : -1
     }
 
     /// Whether the process has not exited yet (it is reaped if it has).
