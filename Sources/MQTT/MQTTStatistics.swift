@@ -2,7 +2,7 @@
 public struct MQTTStatistics: Sendable, Hashable {
     public var messagesIn = 0
     public var messagesOut = 0
-    /// Incoming messages dropped because the message stream was full (`messageBufferLimit`).
+    /// Incoming messages dropped because `messageBufferLimit` messages were waiting already.
     public var messagesDropped = 0
     /// Successful connections after the first one.
     public var reconnects = 0

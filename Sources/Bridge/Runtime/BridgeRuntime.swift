@@ -72,8 +72,13 @@ public final class BridgeRuntime {
     ) throws {
         let topics = Topics(base: configuration.mqtt.baseTopic)
         var settings = try Self.clientConfiguration(configuration, topics: topics)
-        // Requests, /set and statuses (the QoS 1 subscriptions) are never dropped by the client's
-        // message bound in a flood: they are said only once.
+        // A flood must not grow memory without bound: beyond this many messages waiting for the
+        // loop's reader (which reports each it takes, messageTaken) new telemetry is dropped and
+        // counted. Only here: a client whose reader does not report (the commands') would count
+        // up to the bound and then drop everything.
+        settings.messageBufferLimit = 100_000
+        // Requests, /set and statuses (the QoS 1 subscriptions) are never dropped by that
+        // bound: they are said only once.
         settings.priorityFilters = TopicRouter(configuration: configuration, topics: topics).subscriptions
             .filter { $0.qos == .atLeastOnce }.map(\.filter)
         let client = try MQTTClient(configuration: settings)
@@ -137,9 +142,6 @@ public final class BridgeRuntime {
             minimum: .seconds(broker.reconnect.minimumSeconds),
             maximum: .seconds(broker.reconnect.maximumSeconds))
         client.will = .init(topic: topics.bridgeState, payload: Array(#"{"state":"offline"}"#.utf8), qos: .atLeastOnce, retain: true)
-        // A flood must not grow memory without bound: beyond this many waiting messages the
-        // oldest are dropped (and counted in the client statistics).
-        client.messageBufferLimit = 100_000
         // An oversized message (48 MiB on a gateway topic) is dropped by the broker instead of
         // being read whole and copied here (MQTT 5; docs/configuration.md for 3.1.1).
         client.maximumPacketSize = broker.maxPacketSize
