@@ -1,3 +1,4 @@
+import Configuration
 import Foundation
 import MQTT
 import Storage
@@ -70,5 +71,11 @@ struct RequestsAcrossReconnectTests {
                 "aabridge/bridge/request/#", "aabridge/accessory/+/set", "aabridge/bridge/pairing/set", "home/+/LWT",
                 "espresense/rooms/+/status", "tele/+/LWT", "homeassistant/status",
             ], "telemetry filters (home/+/BTtoMQTT/#, ...) are not among them")
+        // The bound counts what the runtime's reader reports taking; the commands' clients
+        // (clientConfiguration alone) have readers that do not report, so they get none.
+        #expect(client.configuration.messageBufferLimit == 100_000)
+        let commandClient = try BridgeRuntime.clientConfiguration(harness.configuration, topics: Topics(base: "aabridge"))
+        #expect(commandClient.messageBufferLimit == nil)
+        #expect(commandClient.priorityFilters.isEmpty)
     }
 }
