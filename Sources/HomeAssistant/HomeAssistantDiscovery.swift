@@ -26,7 +26,7 @@ public struct HomeAssistantDiscovery: Sendable {
     public var products: [String: Product]
     /// The configured sources (`sources:`), in order: the options of an accessory's
     /// "Preferred source" select, by name.
-    public var sources: [(address: BluetoothAddress, name: String)]
+    public var sources: [SourceConfiguration]
     /// `origin.support_url`; omitted when nil.
     public var supportURL: String?
     /// `origin.sw_version` and the bridge device's `sw_version`.
@@ -35,7 +35,7 @@ public struct HomeAssistantDiscovery: Sendable {
     /// Creates discovery from its parts.
     public init(
         discoveryPrefix: String = "homeassistant", statusTopic: String = "homeassistant/status", baseTopic: String,
-        products: [Product] = [], sources: [(address: BluetoothAddress, name: String)] = [], supportURL: String? = nil,
+        products: [Product] = [], sources: [SourceConfiguration] = [], supportURL: String? = nil,
         version: String
     ) {
         self.discoveryPrefix = discoveryPrefix
@@ -53,7 +53,7 @@ public struct HomeAssistantDiscovery: Sendable {
         self.init(
             discoveryPrefix: configuration.homeAssistant.discoveryPrefix,
             statusTopic: configuration.homeAssistant.statusTopic, baseTopic: configuration.mqtt.baseTopic,
-            products: configuration.products.map(\.product), sources: configuration.sources.map { ($0.address, $0.name) },
+            products: configuration.products.map(\.product), sources: configuration.sources,
             version: version)
     }
 

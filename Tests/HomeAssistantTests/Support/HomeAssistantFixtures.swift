@@ -20,7 +20,8 @@ enum HomeAssistantFixtures {
 
     /// With two configured sources, the options of the "Preferred source" select.
     static let discovery = HomeAssistantDiscovery(
-        baseTopic: "aabridge", products: [buds, studio, basic], sources: [(phone, "Alice's iPhone"), (tv, "Living room TV")],
+        baseTopic: "aabridge", products: [buds, studio, basic],
+        sources: [.init(address: phone, name: "Alice's iPhone"), .init(address: tv, name: "Living room TV")],
         version: BridgeModule.version)
 
     static let budsID = BluetoothAddress("A1:B2:C3:D4:E5:F6")!
