@@ -1,3 +1,4 @@
+import AccessoryKit
 import JSON
 
 extension HomeAssistantDiscovery {
@@ -66,9 +67,9 @@ extension HomeAssistantDiscovery {
                     "state_topic": .string(topics.bridgePairing),
                     "value_template": "{{ value_json.name or '' }}",
                     // Empty clears the name (the accessory keeps the one it advertises); the bridge
-                    // refuses more than 128 characters, as picker/select does.
+                    // refuses more than picker/select does (Accessory.maximumNameLength).
                     "min": 0,
-                    "max": 128,
+                    "max": .int(Accessory.maximumNameLength),
                     "icon": "mdi:rename",
                     "availability": availability,
                 ]
