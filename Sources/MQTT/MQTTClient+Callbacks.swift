@@ -84,10 +84,13 @@ extension MQTTClient {
         waiters.forEach { $0.resume(returning: .success(())) }
     }
 
-    fileprivate func received(_ message: MQTTMessage, priority: Bool) {
+    /// - Parameter topic: the message's topic as libmosquitto gave it (valid during the
+    ///   callback): matched against the priority filters only when the bound is reached, the
+    ///   one moment the answer matters.
+    fileprivate func received(_ message: MQTTMessage, topic: UnsafePointer<CChar>) {
         state.withLock { $0.statistics.messagesIn += 1 }
         if let limit = configuration.messageBufferLimit {
-            guard priority || waitingMessages.load(ordering: .relaxed) < max(1, limit) else {
+            guard waitingMessages.load(ordering: .relaxed) < max(1, limit) || isPriority(topic) else {
                 state.withLock { $0.statistics.messagesDropped += 1 }
                 return
             }
@@ -97,8 +100,8 @@ extension MQTTClient {
     }
 
     /// Whether `topic` matches one of ``MQTTConfiguration/priorityFilters``; on the C strings,
-    /// the filters converted once (this runs for every incoming message).
-    fileprivate func isPriority(_ topic: UnsafePointer<CChar>) -> Bool {
+    /// the filters converted once.
+    private func isPriority(_ topic: UnsafePointer<CChar>) -> Bool {
         priorityFilters.contains { filter in
             var matches = false
             let rc = filter.withUnsafeBufferPointer { mosquitto_topic_matches_sub($0.baseAddress, topic, &matches) }
@@ -144,5 +147,5 @@ private func onMessage(
         MQTTMessage(
             topic: String(cString: topic), payload: payload,
             qos: MQTTQoS(rawValue: raw.qos) ?? .atMostOnce, retain: raw.retain),
-        priority: client.configuration.messageBufferLimit != nil && !client.priorityFilters.isEmpty && client.isPriority(topic))
+        topic: topic)
 }
