@@ -6,7 +6,16 @@ import AccessoryKit
 public struct Topics: Sendable, Hashable {
     public let base: String
 
-    public init(base: String) { self.base = base }
+    /// `<base>/bridge/request/`, kept: it is looked for in every incoming API topic.
+    public let requestPrefix: String
+    /// `<base>/accessory/`, kept for the same reason.
+    let accessoryPrefix: String
+
+    public init(base: String) {
+        self.base = base
+        requestPrefix = "\(base)/bridge/request/"
+        accessoryPrefix = "\(base)/accessory/"
+    }
 
     public var bridgeState: String { "\(base)/bridge/state" }
     public var bridgeInfo: String { "\(base)/bridge/info" }
@@ -24,7 +33,6 @@ public struct Topics: Sendable, Hashable {
     public var bridgeLastResponse: String { "\(base)/bridge/last_response" }
     /// The filter the bridge subscribes to for requests.
     public var requestFilter: String { "\(base)/bridge/request/#" }
-    public var requestPrefix: String { "\(base)/bridge/request/" }
     public func response(_ name: String) -> String { "\(base)/bridge/response/\(name)" }
 
     public func accessory(_ id: BluetoothAddress) -> String { "\(base)/accessory/\(id.topicID)" }
@@ -37,7 +45,7 @@ public struct Topics: Sendable, Hashable {
 
     /// The accessory ID in `<base>/accessory/<ID>/set`, if the topic is one.
     public func accessoryID(inSetTopic topic: String) -> Substring? {
-        let prefix = "\(base)/accessory/"
+        let prefix = accessoryPrefix
         guard topic.hasPrefix(prefix), topic.hasSuffix("/set") else { return nil }
         let id = topic.dropFirst(prefix.count).dropLast(4)
         return id.contains("/") ? nil : id

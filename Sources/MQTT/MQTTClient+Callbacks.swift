@@ -88,7 +88,7 @@ extension MQTTClient {
     ///   callback): matched against the priority filters only when the bound is reached, the
     ///   one moment the answer matters.
     fileprivate func received(_ message: MQTTMessage, topic: UnsafePointer<CChar>) {
-        state.withLock { $0.statistics.messagesIn += 1 }
+        messagesInCount.add(1, ordering: .relaxed)
         if let limit = configuration.messageBufferLimit {
             guard waitingMessages.load(ordering: .relaxed) < max(1, limit) || isPriority(topic) else {
                 state.withLock { $0.statistics.messagesDropped += 1 }
@@ -96,7 +96,7 @@ extension MQTTClient {
             }
             waitingMessages.add(1, ordering: .relaxed)
         }
-        messageContinuation.yield(message)
+        incoming.append(message)
     }
 
     /// Whether `topic` matches one of ``MQTTConfiguration/priorityFilters``; on the C strings,

@@ -38,8 +38,9 @@ extension MQTTClient {
             var rc = connect(mosq)
             var failure: MQTTError?
             if rc == MOSQ_ERR_SUCCESS.rawValue {
+                var quickAcknowledgement = QuickAcknowledgement()
                 repeat {
-                    acknowledgeQuickly(mosq)
+                    quickAcknowledgement.renew(mosq)
                     rc = mosquitto_loop(mosq, 1000, 1)
                     if rc == MOSQ_ERR_SUCCESS.rawValue { advanceConnection() }
                 } while rc == MOSQ_ERR_SUCCESS.rawValue && !isStopping
@@ -78,18 +79,6 @@ extension MQTTClient {
             _ = wakeUp.wait(timeout: .now() + .milliseconds(milliseconds))
         }
         finishSupervisor()
-    }
-
-    /// Asks the kernel to acknowledge what arrives next at once (Linux's quick-ack mode
-    /// lapses, so this is renewed before every read). Brokers leave Nagle's algorithm on by
-    /// default (mosquitto's `set_tcp_nodelay false`), so with a delayed ACK here a small
-    /// message to this client waits behind the previous one's ACK (figures in
-    /// docs/performance.md, "MQTT client notes").
-    private func acknowledgeQuickly(_ mosq: OpaquePointer) {
-        let fd = mosquitto_socket(mosq)
-        guard fd >= 0 else { return }
-        var on: Int32 = 1
-        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &on, socklen_t(MemoryLayout<Int32>.size))
     }
 
     /// Moves an accepted connection on, after each turn of the loop (so after libmosquitto has

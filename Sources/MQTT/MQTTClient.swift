@@ -29,17 +29,22 @@ import Synchronization
 /// Call ``disconnect()`` when done: the network thread keeps the client alive until then.
 public final class MQTTClient: Sendable {
     public let configuration: MQTTConfiguration
-    /// Incoming messages, in the order the broker delivered them. One consumer, which calls
-    /// ``messageTaken()`` for each when ``MQTTConfiguration/messageBufferLimit`` is set.
-    public let messages: AsyncStream<MQTTMessage>
+    /// Incoming messages, in the order the broker delivered them, handed over in batches
+    /// (``MessageQueue/next(into:)``). One consumer, which reports what it has taken
+    /// (``messagesTaken(_:)``) when ``MQTTConfiguration/messageBufferLimit`` is set.
+    public let incoming = MessageQueue()
+    /// ``incoming`` one message at a time.
+    public var messages: MQTTMessages { MQTTMessages(queue: incoming) }
     /// Connection changes (see ``MQTTConnectionState``). One consumer.
     public let connectionStates: AsyncStream<MQTTConnectionState>
 
     let handle: MosquittoHandle
     let state: Mutex<ClientState>
-    let messageContinuation: AsyncStream<MQTTMessage>.Continuation
-    /// Messages in ``messages`` the consumer has not taken yet (with a buffer limit).
+    /// Messages in ``incoming`` the consumer has not taken yet (with a buffer limit).
     let waitingMessages = Atomic<Int>(0)
+    /// Messages received (``MQTTStatistics/messagesIn``), counted without the lock: every
+    /// message counts.
+    let messagesInCount = Atomic<Int>(0)
     /// ``MQTTConfiguration/priorityFilters`` as C strings.
     let priorityFilters: [[CChar]]
     let stateContinuation: AsyncStream<MQTTConnectionState>.Continuation
@@ -55,7 +60,6 @@ public final class MQTTClient: Sendable {
     public init(configuration: MQTTConfiguration) throws(MQTTError) {
         precondition(libMosquittoInitialised, "mosquitto_lib_init failed")
         self.configuration = configuration
-        (messages, messageContinuation) = AsyncStream.makeStream(of: MQTTMessage.self)
         priorityFilters = configuration.priorityFilters.map { Array($0.utf8CString) }
         (connectionStates, stateContinuation) = AsyncStream.makeStream(
             of: MQTTConnectionState.self, bufferingPolicy: .bufferingNewest(64))
@@ -144,15 +148,15 @@ public final class MQTTClient: Sendable {
         failEverythingPending()
     }
 
-    /// The consumer of ``messages`` has taken one: it no longer counts against
+    /// The consumer of ``incoming`` has taken `count` messages: they no longer count against
     /// ``MQTTConfiguration/messageBufferLimit``.
     ///
     /// The limit is the client's own, not the stream's buffering policy: that one drops the
     /// *oldest* message when full, whatever it is, and a request lost that way is never
     /// answered. Counting here lets a full buffer refuse new telemetry while every request
     /// still joins it, in arrival order.
-    public func messageTaken() {
-        if configuration.messageBufferLimit != nil { waitingMessages.subtract(1, ordering: .relaxed) }
+    public func messagesTaken(_ count: Int) {
+        if configuration.messageBufferLimit != nil { waitingMessages.subtract(count, ordering: .relaxed) }
     }
 
     /// Whether a CONNACK has been accepted and the connection not lost since.
@@ -164,7 +168,11 @@ public final class MQTTClient: Sendable {
     }
 
     /// Counters for health reporting.
-    public var statistics: MQTTStatistics { state.withLock { $0.statistics } }
+    public var statistics: MQTTStatistics {
+        var statistics = state.withLock { $0.statistics }
+        statistics.messagesIn = messagesInCount.load(ordering: .relaxed)
+        return statistics
+    }
 
     /// Fails every pending continuation (called once the network thread has stopped).
     func failEverythingPending() {
@@ -187,7 +195,7 @@ public final class MQTTClient: Sendable {
         publishes.forEach { $0.resume(returning: .failure(error)) }
         subscribes.forEach { $0.resume(returning: .failure(error)) }
         firstConnect?.resume(returning: .failure(error))
-        messageContinuation.finish()
+        incoming.finish()
         stateContinuation.finish()
     }
 }

@@ -63,7 +63,7 @@ public struct MQTTConfiguration: Sendable, Hashable {
     /// Incoming messages waiting for the consumer, at most: beyond, new messages are dropped
     /// and counted, so a flood cannot exhaust memory, except those matching
     /// ``priorityFilters``. The consumer reports each message it takes
-    /// (``MQTTClient/messageTaken()``). `nil` keeps every message.
+    /// (``MQTTClient/messagesTaken(_:)``). `nil` keeps every message.
     public var messageBufferLimit: Int?
     /// Topic filters whose messages are never dropped for ``messageBufferLimit``: messages
     /// said once (requests, statuses), which a flood must not crowd out.

@@ -78,7 +78,7 @@ public struct TelemetryParser: Hashable, Sendable {
     /// Whether a topic belongs to this gateway (its telemetry or status pattern matches), so a
     /// bridge with several gateways can pick the parser for a message.
     public func handles(topic: String) -> Bool {
-        statusTopic?.match(topic) != nil || self.topic.match(topic) != nil
+        statusTopic?.matches(topic) == true || self.topic.matches(topic)
     }
 
     /// ESPresense publishes per room: `espresense/devices/<device id>/<room>`; the room is the gateway.

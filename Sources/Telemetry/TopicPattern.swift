@@ -55,16 +55,26 @@ public struct TopicPattern: Hashable, Sendable, CustomStringConvertible {
         return topic.withUTF8 { match(utf8: UnsafeRawBufferPointer($0)) }
     }
 
-    func match(utf8 topic: UnsafeRawBufferPointer) -> [String]? {
+    /// Whether the filter matches a topic (``match(_:)`` without the captures, which cost an
+    /// allocation: the router asks this for every message).
+    public func matches(_ topic: String) -> Bool {
+        var topic = topic
+        return topic.withUTF8 { match(utf8: UnsafeRawBufferPointer($0), capturing: false) != nil }
+    }
+
+    /// - Parameter capturing: false returns an empty array for a match, allocating nothing.
+    func match(utf8 topic: UnsafeRawBufferPointer, capturing: Bool = true) -> [String]? {
         if let first = levels.first, !Self.isLiteral(first), topic.first == UInt8(ascii: "$") { return nil }
         var captures: [String] = []
-        captures.reserveCapacity(singleLevelWildcards + 1) // one allocation, no regrowth
+        if capturing { captures.reserveCapacity(singleLevelWildcards + 1) } // one allocation, no regrowth
         var position = 0 // start of the current topic level
         var atEnd = false // the previous level ended at the end of the topic
         for level in levels {
             if case .multi = level {
                 // `a/#` also matches `a` itself.
-                captures.append(atEnd ? "" : String(decoding: UnsafeRawBufferPointer(rebasing: topic[position...]), as: UTF8.self))
+                if capturing {
+                    captures.append(atEnd ? "" : String(decoding: UnsafeRawBufferPointer(rebasing: topic[position...]), as: UTF8.self))
+                }
                 return captures
             }
             if atEnd { return nil }
@@ -81,7 +91,7 @@ public struct TopicPattern: Hashable, Sendable, CustomStringConvertible {
                 }
                 guard equal else { return nil }
             case .single:
-                captures.append(String(decoding: text, as: UTF8.self))
+                if capturing { captures.append(String(decoding: text, as: UTF8.self)) }
             case .multi:
                 break
             }

@@ -435,7 +435,7 @@ enum KeysCommand {
     final class Inbox: Sendable {
         private let messages = Mutex<[MQTTMessage]>([])
 
-        func collect(_ stream: AsyncStream<MQTTMessage>) -> Task<Void, Never> {
+        func collect(_ stream: MQTTMessages) -> Task<Void, Never> {
             Task {
                 for await message in stream { messages.withLock { $0.append(message) } }
             }

@@ -325,7 +325,7 @@ enum ReportSourcesCommand {
     final class Latest: Sendable {
         private let latest = Mutex<(generation: Int, payload: [UInt8]?, receivedAt: Timestamp)>((0, nil, Timestamp(milliseconds: 0)))
 
-        func collect(_ stream: AsyncStream<MQTTMessage>, topic: String) -> Task<Void, Never> {
+        func collect(_ stream: MQTTMessages, topic: String) -> Task<Void, Never> {
             Task {
                 for await message in stream where message.topic == topic {
                     let receivedAt = ReportSourcesCommand.now()

@@ -242,7 +242,7 @@ struct MQTTClientTests {
         for _ in 0..<11 {
             guard let message = await iterator.next() else { break }
             received.append(message.payloadString)
-            client.messageTaken()
+            client.messagesTaken(1)
         }
         #expect(received == ["first"] + (0..<9).map { "\($0)" } + ["last"], "in arrival order, requests included")
         try await publisher.client.publishAcknowledged(topic: "p/telemetry", string: "after", qos: .atLeastOnce)

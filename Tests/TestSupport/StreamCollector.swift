@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 
-/// Drains an `AsyncStream` in the background so a test can wait for a condition on what
+/// Drains an `AsyncStream` (or ``MQTTClient``'s messages) in the background so a test can wait for a condition on what
 /// arrived, with a deadline instead of hanging forever when it never does.
 public final class StreamCollector<Element: Sendable>: Sendable {
     private final class Received: Sendable {
@@ -11,7 +11,7 @@ public final class StreamCollector<Element: Sendable>: Sendable {
     private let received = Received()
     private let task: Task<Void, Never>
 
-    public init(_ stream: AsyncStream<Element>) {
+    public init<Stream: AsyncSequence<Element, Never> & Sendable>(_ stream: Stream) {
         let received = self.received
         task = Task {
             for await element in stream { received.elements.withLock { $0.append(element) } }

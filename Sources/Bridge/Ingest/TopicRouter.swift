@@ -10,6 +10,9 @@ struct TopicRouter: Sendable {
     /// The gateway entries' parsers, in configuration order: the first that handles a topic wins.
     let parsers: [TelemetryParser]
     let homeAssistantStatusTopic: String?
+    /// `<base>/`, which every topic of the bridge's own API starts with: telemetry, which does
+    /// not, is told apart by one byte comparison instead of four string searches.
+    private let apiPrefix: [UInt8]
 
     /// The routes of `configuration`: its gateway entries, and Home Assistant's status topic
     /// when the integration is enabled.
@@ -25,16 +28,19 @@ struct TopicRouter: Sendable {
                 baseTopic: configuration.mqtt.baseTopic, name: gateway.name)
         }
         homeAssistantStatusTopic = configuration.homeAssistant.enabled ? configuration.homeAssistant.statusTopic : nil
+        apiPrefix = Array("\(topics.base)/".utf8)
     }
 
     func route(_ topic: String) -> IngestRoute {
-        if let name = topics.requestName(in: topic) { return .request(name: name) }
-        if let id = topics.accessoryID(inSetTopic: topic) { return .set(accessory: id) }
-        if topic == topics.bridgePairingSet { return .pairing }
+        if topic.utf8.starts(with: apiPrefix) {
+            if let name = topics.requestName(in: topic) { return .request(name: name) }
+            if let id = topics.accessoryID(inSetTopic: topic) { return .set(accessory: id) }
+            if topic == topics.bridgePairingSet { return .pairing }
+        }
         if topic == homeAssistantStatusTopic { return .homeAssistantStatus }
         for (index, parser) in parsers.enumerated() {
-            if parser.statusTopic?.match(topic) != nil { return .gateway(index: index, status: true) }
-            if parser.topic.match(topic) != nil { return .gateway(index: index) }
+            if parser.statusTopic?.matches(topic) == true { return .gateway(index: index, status: true) }
+            if parser.topic.matches(topic) { return .gateway(index: index) }
         }
         return .unrouted
     }

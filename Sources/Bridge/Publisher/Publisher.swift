@@ -143,11 +143,16 @@ final class Publisher {
     /// Republishes a known accessory's state when telemetry refreshed it without a change
     /// and the last publication is older than ``stateRefreshMilliseconds``.
     func refreshState(of id: BluetoothAddress, at now: Timestamp, engine: BridgeEngine) {
-        guard let last = statePublishedAt[id] else { return }
-        if now.milliseconds(since: last) < Self.stateRefreshMilliseconds { return }
-        guard let status = engine.status(of: id) else { return }
+        guard isStateRefreshDue(for: id, at: now), let status = engine.status(of: id) else { return }
         statePublishedAt[id] = now
         enqueue(topics.accessory(id), statusBytes(status), retain: true)
+    }
+
+    /// Whether ``refreshState(of:at:engine:)`` would publish: asked first for every sighting,
+    /// since handing over the engine costs a copy of it.
+    func isStateRefreshDue(for id: BluetoothAddress, at now: Timestamp) -> Bool {
+        guard let last = statePublishedAt[id] else { return false }
+        return now.milliseconds(since: last) >= Self.stateRefreshMilliseconds
     }
 
     // MARK: - Bridge topics

@@ -4,11 +4,12 @@ import MQTT
 /// uses, plus the incoming side. ``MQTTClient`` is the real one; tests can hand the runtime
 /// an in-memory connection to run the same flows without a broker.
 public protocol MQTTConnection: MQTTPublishing {
-    /// Incoming messages, in the order the broker delivered them. One consumer.
-    var messages: AsyncStream<MQTTMessage> { get }
-    /// The consumer of ``messages`` has handed one on (MQTTClient counts what waits, to bound
-    /// it without ever dropping a request).
-    func messageTaken()
+    /// Incoming messages, in the order the broker delivered them, in batches
+    /// (``MessageQueue/next(into:)``). One consumer.
+    var incoming: MessageQueue { get }
+    /// The consumer of ``incoming`` has handed `count` messages on (MQTTClient counts what
+    /// waits, to bound it without ever dropping a request).
+    func messagesTaken(_ count: Int)
     /// Connection changes. One consumer.
     var connectionStates: AsyncStream<MQTTConnectionState> { get }
     /// Subscribes now if connected and again after every reconnect.
@@ -21,7 +22,7 @@ public protocol MQTTConnection: MQTTPublishing {
 
 extension MQTTConnection {
     /// Nothing to count.
-    public func messageTaken() {}
+    public func messagesTaken(_ count: Int) {}
 }
 
 extension MQTTClient: MQTTConnection {}

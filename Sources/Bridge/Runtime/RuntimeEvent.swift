@@ -3,8 +3,9 @@ import MQTT
 /// Everything the runtime reacts to, merged into one stream so that a single task owns the
 /// stages and every output is carried out in order.
 enum RuntimeEvent: Sendable {
-    /// An incoming message and the route ``TopicRouter`` gave it on arrival.
-    case message(MQTTMessage, IngestRoute)
+    /// Incoming messages, in arrival order, with the route ``TopicRouter`` gave each on
+    /// arrival: everything that arrived together, so the loop is woken once for them.
+    case messages([RoutedMessage])
     case connection(MQTTConnectionState)
     /// Something may be due (see ``WakeSchedule``).
     case wake

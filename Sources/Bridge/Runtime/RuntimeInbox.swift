@@ -12,17 +12,27 @@ struct RuntimeInbox: Sendable {
     let backlog: Backlog
     let sink: AsyncStream<RuntimeEvent>.Continuation
 
-    /// Queues `message` for the loop, or drops it (counted by the backlog) when too many wait.
-    /// A one-off message (a request, `/set`, a status) overtakes a congested backlog through
-    /// the lane, unless one-off messages still wait in the backlog: it then queues behind them,
-    /// so they are handled in the order they arrived.
-    func forward(_ message: MQTTMessage) {
-        let route = router.route(message.topic)
-        if route.isOneOff, requestLane.admit(message, route: route, backlogWaiting: backlog.waitingCount) {
-            sink.yield(.requests)
-        } else if backlog.admit() {
-            if route.isOneOff { requestLane.backlogged() }
-            sink.yield(.message(message, route))
+    /// Queues `messages` for the loop, as one event, dropping those that find the backlog full
+    /// (counted by the backlog). A one-off message (a request, `/set`, a status) overtakes a
+    /// congested backlog through the lane, unless one-off messages still wait in the backlog:
+    /// it then queues behind them, so they are handled in the order they arrived.
+    func forward(_ messages: [MQTTMessage]) {
+        var admitted: [RoutedMessage] = []
+        admitted.reserveCapacity(messages.count)
+        var overtaking = false
+        for message in messages {
+            let route = router.route(message.topic)
+            if route.isOneOff, requestLane.admit(message, route: route, backlogWaiting: backlog.waitingCount) {
+                overtaking = true
+            } else if backlog.admit() {
+                if route.isOneOff { requestLane.backlogged() }
+                admitted.append(RoutedMessage(message: message, route: route))
+            }
         }
+        if overtaking { sink.yield(.requests) }
+        if !admitted.isEmpty { sink.yield(.messages(admitted)) }
     }
+
+    /// One message alone (as a test standing in for the broker feeds them).
+    func forward(_ message: MQTTMessage) { forward([message]) }
 }

@@ -13,16 +13,14 @@ import Testing
 /// the real-broker ones (which stay the reference: this knows nothing of QoS, retain
 /// semantics on the broker or reconnects).
 final class InMemoryConnection: MQTTConnection {
-    let messages: AsyncStream<MQTTMessage>
+    let incoming = MessageQueue()
     let connectionStates: AsyncStream<MQTTConnectionState>
     /// Records what the runtime publishes (TestSupport's publisher, starting disconnected).
     let published = InMemoryPublisher(isConnected: false)
-    private let incoming: AsyncStream<MQTTMessage>.Continuation
     private let states: AsyncStream<MQTTConnectionState>.Continuation
     private let filters = Mutex<[String]>([])
 
     init() {
-        (messages, incoming) = AsyncStream.makeStream(of: MQTTMessage.self)
         (connectionStates, states) = AsyncStream.makeStream(of: MQTTConnectionState.self)
     }
 
@@ -63,7 +61,7 @@ final class InMemoryConnection: MQTTConnection {
 
     /// Delivers a message to the runtime as the broker would.
     func deliver(_ topic: String, _ payload: String, retain: Bool = false) {
-        incoming.yield(MQTTMessage(topic: topic, payload: Array(payload.utf8), qos: .atLeastOnce, retain: retain))
+        incoming.append(MQTTMessage(topic: topic, payload: Array(payload.utf8), qos: .atLeastOnce, retain: retain))
     }
 
     /// Every message published on `topic` so far, parsed (empty payload: `.null`).
