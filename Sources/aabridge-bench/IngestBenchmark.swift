@@ -68,7 +68,7 @@ enum IngestBenchmark {
         let executable = try E2E.aabridgeExecutable()
         if !arguments.contains("--callgrind-only") { try await throughput(executable: executable) }
         if arguments.contains("--callgrind") || arguments.contains("--callgrind-only") {
-            try await IngestCallgrind.run(executable: executable, accessories: accessories, messages: messagesPerRun)
+            try await IngestCallgrind.run(executable: executable, accessories: accessories)
         }
     }
 
