@@ -184,13 +184,23 @@ enum IngestBenchmark {
         bridge.resetMarkers()
         let before = try await bridge.health()
         let mark = bridge.mark
+        let logOffset = bridge.logSize
         guard let cpu0 = ProcessClock.cpuMicroseconds(bridge.pid), let broker0 = ProcessClock.cpuMicroseconds(broker.pid) else {
             throw E2E.Failure("the bridge or the broker is gone; log:\n\(bridge.log)")
         }
         let start = E2E.nanoseconds()
         await publishers.publish(.bridge, count: count, qos: qos, last: bridge.marker)
         let published = E2E.nanoseconds()
-        let end = await bridge.waitForMarkers(after: mark, timeout: max(60, Double(count) / 2_000))
+        let completion = await bridge.waitForMarkers(after: mark, timeout: max(60, Double(count) / 2_000))
+        var end: UInt64 = E2E.nanoseconds()
+        var completed = false
+        switch completion {
+        case .markers(let at):
+            end = at
+            completed = true
+        case .quiet(let since): end = since
+        case .timedOut: break
+        }
         let cpu1 = ProcessClock.cpuMicroseconds(bridge.pid) ?? cpu0
         let broker1 = ProcessClock.cpuMicroseconds(broker.pid) ?? broker0
         // Backlog drops are counted on the bridge's next wake (within 50 ms).
@@ -200,9 +210,13 @@ enum IngestBenchmark {
         // messages_in counts on arrival: the stream, the markers and the second health request.
         let received = delta("messages_in") - bridge.markers - 1
         let lost = max(0, sent - received) + delta("telemetry_rejected")
+        if lost > 0 || !completed {
+            // Why, in the bridge's words (its flood warnings), for whoever reads the figures.
+            for line in bridge.logLines(since: logOffset, containing: "flood").prefix(3) { print("    bridge log: \(line)") }
+        }
         return Sample(
-            messages: sent, seconds: Double((end ?? E2E.nanoseconds()) - start) / 1e9, cpuMicroseconds: cpu1 - cpu0, lost: lost,
-            completed: end != nil, brokerMicrosecondsPerMessage: (broker1 - broker0) / Double(sent),
+            messages: sent, seconds: Double(end - start) / 1e9, cpuMicroseconds: cpu1 - cpu0, lost: lost,
+            completed: completed, brokerMicrosecondsPerMessage: (broker1 - broker0) / Double(sent),
             publishSeconds: Double(published - start) / 1e9)
     }
 

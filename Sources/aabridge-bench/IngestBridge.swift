@@ -51,10 +51,12 @@ final class IngestBridge: Sendable {
             try wrapper.isEmpty
             ? ChildProcess(path: executable, arguments: arguments, output: logPath)
             : ChildProcess(path: wrapper[0], arguments: Array(wrapper.dropFirst()) + [executable] + arguments, output: logPath)
+        IngestChildren.add(child.pid)
         let online = await arrivals.wait(timeout: onlineTimeout, pollMicroseconds: 2_000) { list in
             list.contains { $0.topic == "aabridge/bridge/state" && E2E.object($0.payload)?["state"]?.stringValue == "online" }
         }
         guard online else {
+            IngestChildren.remove(child.pid)
             child.stop()
             throw E2E.Failure("aabridge did not come online within \(Int(onlineTimeout)) s; log:\n\(log)")
         }
@@ -99,30 +101,69 @@ final class IngestBridge: Sendable {
     /// A mark in the probe's arrivals: decisions after it belong to the run that follows.
     var mark: Int { arrivals.count }
 
-    /// Waits up to `timeout` seconds for every marker's decision after `mark`; the arrival
-    /// time of the last one, or nil.
-    func waitForMarkers(after mark: Int, timeout: Double) async -> UInt64? {
+    /// How a run ended.
+    enum Completion {
+        /// Every marker's decision arrived; the last one at this time.
+        case markers(UInt64)
+        /// No decision for some marker (a marker is telemetry too: the bridge may drop it
+        /// with the rest of a flood), and the bridge has been idle since this time: it
+        /// processed what it was going to. The run is incomplete, its loss in the counters.
+        case quiet(UInt64)
+        case timedOut
+    }
+
+    /// Waits up to `timeout` seconds for every marker's decision after `mark`, or until the
+    /// bridge has been idle (at most 30 ms CPU) for `quiet` seconds without them.
+    func waitForMarkers(after mark: Int, timeout: Double, quiet: Double = 1) async -> Completion {
         let topics = Set((0..<markers).map { Self.decisionTopic(accessories + $0) })
-        var last: UInt64?
-        let done = await arrivals.wait(timeout: timeout, pollMicroseconds: 500) { list in
-            var seen: Set<String> = []
-            var latest: UInt64 = 0
-            for arrival in list[min(mark, list.count)...] where topics.contains(arrival.topic) && !seen.contains(arrival.topic) {
-                seen.insert(arrival.topic)
-                latest = max(latest, arrival.at)
+        let deadline = E2E.nanoseconds() + UInt64(timeout * 1e9)
+        var quietSince = (at: E2E.nanoseconds(), cpu: ProcessClock.cpuMicroseconds(pid) ?? 0)
+        while E2E.nanoseconds() < deadline {
+            var last: UInt64?
+            let done = await arrivals.wait(timeout: 0.05, pollMicroseconds: 500) { list in
+                var seen: Set<String> = []
+                var latest: UInt64 = 0
+                for arrival in list[min(mark, list.count)...] where topics.contains(arrival.topic) && !seen.contains(arrival.topic) {
+                    seen.insert(arrival.topic)
+                    latest = max(latest, arrival.at)
+                }
+                guard seen.count == topics.count else { return false }
+                last = latest
+                return true
             }
-            guard seen.count == topics.count else { return false }
-            last = latest
-            return true
+            if done, let last { return .markers(last) }
+            let now = E2E.nanoseconds()
+            let cpu = ProcessClock.cpuMicroseconds(pid) ?? 0
+            if cpu - quietSince.cpu > 30_000 {
+                quietSince = (now, cpu)
+            } else if Double(now - quietSince.at) / 1e9 >= quiet {
+                return .quiet(quietSince.at)
+            }
         }
-        return done ? last : nil
+        return .timedOut
+    }
+
+    /// The size of the bridge's log now (for ``logLines(since:containing:)``).
+    var logSize: Int { (try? FileManager.default.attributesOfItem(atPath: logPath)[.size] as? Int) ?? 0 }
+
+    /// The log lines written since `offset` that contain `text`.
+    func logLines(since offset: Int, containing text: String) -> [String] {
+        guard let handle = FileHandle(forReadingAtPath: logPath) else { return [] }
+        defer { try? handle.close() }
+        try? handle.seek(toOffset: UInt64(offset))
+        let data = (try? handle.readToEnd()) ?? Data()
+        return String(decoding: data, as: UTF8.self).split(separator: "\n").filter { $0.contains(text) }.map(String.init)
     }
 
     /// Stops the bridge (SIGTERM, SIGKILL after `timeout` seconds) and the probe's connection.
     func stop(timeout: TimeInterval = 10) async {
+        IngestChildren.remove(child.pid)
         child.stop(timeout: timeout)
         await probe.disconnect()
     }
 
-    deinit { child.stop() }
+    deinit {
+        IngestChildren.remove(child.pid)
+        child.stop()
+    }
 }

@@ -23,8 +23,9 @@ final class IngestBroker: Sendable {
         ]
         try (lines.joined(separator: "\n") + "\n").write(toFile: directory + "/mosquitto.conf", atomically: true, encoding: .utf8)
         process = try ChildProcess(path: "/usr/sbin/mosquitto", arguments: ["-c", directory + "/mosquitto.conf"])
+        IngestChildren.add(process.pid)
         guard FreePort.waitUntilListening(port: port, timeout: 10) else {
-            process.stop()
+            stop()
             throw E2E.Failure("mosquitto did not listen on 127.0.0.1:\(port)")
         }
     }
@@ -44,7 +45,10 @@ final class IngestBroker: Sendable {
         return false
     }
 
-    func stop() { if process.isRunning { process.stop() } }
+    func stop() {
+        IngestChildren.remove(process.pid)
+        if process.isRunning { process.stop() }
+    }
 
     deinit {
         stop()

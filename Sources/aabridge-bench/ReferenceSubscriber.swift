@@ -38,11 +38,14 @@ final class ReferenceSubscriber: Sendable {
             try wrapper.isEmpty
             ? ChildProcess(path: Self.executable, arguments: arguments, output: output)
             : ChildProcess(path: wrapper[0], arguments: Array(wrapper.dropFirst()) + [Self.executable] + arguments, output: output)
+        IngestChildren.add(child.pid)
         guard broker.waitForSubscription(clientID: clientID, filter: Self.filter, timeout: subscribeTimeout) else {
+            IngestChildren.remove(child.pid)
             child.stop(signal: SIGKILL)
             throw E2E.Failure("mosquitto_sub did not subscribe within \(Int(subscribeTimeout)) s")
         }
         guard let cpu = ProcessClock.cpuMicroseconds(child.pid) else {
+            IngestChildren.remove(child.pid)
             child.stop(signal: SIGKILL)
             throw E2E.Failure("mosquitto_sub exited before the stream")
         }
@@ -80,17 +83,21 @@ final class ReferenceSubscriber: Sendable {
             seen = exited.value.withLock { $0 }
         }
         if let exited = seen {
+            IngestChildren.remove(child.pid)
             let status = child.wait()
             return Outcome(completed: status == 0, end: exited.at, cpuMicroseconds: (exited.cpu ?? cpuAtStart) - cpuAtStart)
         }
         let end = E2E.nanoseconds()
         let cpu = ProcessClock.cpuMicroseconds(child.pid) ?? cpuAtStart
-        child.stop(signal: SIGKILL)
+        stop()
         return Outcome(completed: false, end: end, cpuMicroseconds: cpu - cpuAtStart)
     }
 
     /// Kills it if it still runs (a failed benchmark must not leave it behind).
-    func stop() { child.stop(signal: SIGKILL) }
+    func stop() {
+        IngestChildren.remove(child.pid)
+        child.stop(signal: SIGKILL)
+    }
 
     deinit { stop() }
 }
