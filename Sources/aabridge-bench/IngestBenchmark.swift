@@ -26,7 +26,7 @@ enum IngestBenchmark {
     struct Sample {
         var messages: Int
         var seconds: Double
-        var cpuMicroseconds: Double
+        var cpu: ProcessClock.Time
         /// Messages the consumer did not get or dropped (nil: unknown, the run did not complete).
         var lost: Int?
         var completed: Bool
@@ -36,7 +36,8 @@ enum IngestBenchmark {
         var publishSeconds: Double
 
         var rate: Double { Double(messages) / seconds }
-        var cpuPerMessage: Double { cpuMicroseconds / Double(messages) }
+        var cpuPerMessage: Double { cpu.total / Double(messages) }
+        var userPerMessage: Double { cpu.user / Double(messages) }
         var clean: Bool { completed && lost == 0 }
         var note: String {
             clean ? "" : completed ? " LOSSY (lost \(lost ?? -1))" : " INCOMPLETE (lost \(lost.map(String.init) ?? "some"))"
@@ -119,14 +120,14 @@ enum IngestBenchmark {
                 samples[.subscriberQoS0, default: []].append(s0)
                 lossy += [b, s1, s0].filter { !$0.clean }.count
                 func describe(_ consumer: Consumer, _ sample: Sample) -> String {
-                    "\(consumer.label) \(E2E.format(sample.rate, 0)) msg/s, CPU \(E2E.format(sample.cpuPerMessage, 2)) us/msg "
+                    "\(consumer.label) \(E2E.format(sample.rate, 0)) msg/s, CPU \(E2E.format(sample.cpuPerMessage, 2)) us/msg (user \(E2E.format(sample.userPerMessage, 2))) "
                         + "(broker \(E2E.format(sample.brokerMicrosecondsPerMessage, 2)) us/msg)\(sample.note)"
                 }
                 print(
                     "  publishers QoS \(q), run \(repetition + 1): " + describe(.bridge, b) + "; " + describe(.subscriberQoS1, s1) + "; "
                         + describe(.subscriberQoS0, s0)
                         + "; ratio bridge/-q 1 \(E2E.format(b.rate / s1.rate, 3)), bridge/-q 0 \(E2E.format(b.rate / s0.rate, 3)); "
-                        + "publishers took \(E2E.format(b.publishSeconds, 2))/\(E2E.format(s1.publishSeconds, 2))/\(E2E.format(s0.publishSeconds, 2)) s; "
+                        + "publishers enqueued in \(E2E.format(b.publishSeconds, 2))/\(E2E.format(s1.publishSeconds, 2))/\(E2E.format(s0.publishSeconds, 2)) s; "
                         + "load \(ProcessClock.loadAverage())")
             }
             report(qos: q, samples)
@@ -155,6 +156,7 @@ enum IngestBenchmark {
             let clean = (samples[consumer] ?? []).filter(\.clean)
             print("ingest.qos\(qos)_\(consumer.key)_msgs_per_s \(E2E.format(median(clean.map(\.rate)), 0)) msg/s")
             print("ingest.qos\(qos)_\(consumer.key)_cpu_us_per_msg \(E2E.format(median(clean.map(\.cpuPerMessage)), 2)) us")
+            print("ingest.qos\(qos)_\(consumer.key)_user_cpu_us_per_msg \(E2E.format(median(clean.map(\.userPerMessage)), 2)) us")
         }
         for consumer in [Consumer.subscriberQoS1, .subscriberQoS0] {
             let pairs = zip(bridge, samples[consumer] ?? []).filter { $0.clean && $1.clean }
@@ -185,7 +187,7 @@ enum IngestBenchmark {
         let before = try await bridge.health()
         let mark = bridge.mark
         let logOffset = bridge.logSize
-        guard let cpu0 = ProcessClock.cpuMicroseconds(bridge.pid), let broker0 = ProcessClock.cpuMicroseconds(broker.pid) else {
+        guard let cpu0 = ProcessClock.cpu(bridge.pid), let broker0 = ProcessClock.cpuMicroseconds(broker.pid) else {
             throw E2E.Failure("the bridge or the broker is gone; log:\n\(bridge.log)")
         }
         let start = E2E.nanoseconds()
@@ -201,7 +203,7 @@ enum IngestBenchmark {
         case .quiet(let since): end = since
         case .timedOut: break
         }
-        let cpu1 = ProcessClock.cpuMicroseconds(bridge.pid) ?? cpu0
+        let cpu1 = ProcessClock.cpu(bridge.pid) ?? cpu0
         let broker1 = ProcessClock.cpuMicroseconds(broker.pid) ?? broker0
         // Backlog drops are counted on the bridge's next wake (within 50 ms).
         try await Task.sleep(for: .milliseconds(150))
@@ -215,7 +217,7 @@ enum IngestBenchmark {
             for line in bridge.logLines(since: logOffset, containing: "flood").prefix(3) { print("    bridge log: \(line)") }
         }
         return Sample(
-            messages: sent, seconds: Double(end - start) / 1e9, cpuMicroseconds: cpu1 - cpu0, lost: lost,
+            messages: sent, seconds: Double(end - start) / 1e9, cpu: cpu1 - cpu0, lost: lost,
             completed: completed, brokerMicrosecondsPerMessage: (broker1 - broker0) / Double(sent),
             publishSeconds: Double(published - start) / 1e9)
     }
@@ -234,7 +236,7 @@ enum IngestBenchmark {
         let outcome = await subscriber.finish(timeout: max(60, Double(count) / 2_000))
         let broker1 = ProcessClock.cpuMicroseconds(broker.pid) ?? broker0
         return Sample(
-            messages: sent, seconds: Double(outcome.end - start) / 1e9, cpuMicroseconds: outcome.cpuMicroseconds,
+            messages: sent, seconds: Double(outcome.end - start) / 1e9, cpu: outcome.cpu,
             lost: outcome.completed ? 0 : nil, completed: outcome.completed,
             brokerMicrosecondsPerMessage: (broker1 - broker0) / Double(sent),
             publishSeconds: Double(published - start) / 1e9)

@@ -8,14 +8,27 @@ enum ProcessClock {
     /// Clock ticks per second of the `utime`/`stime` fields (USER_HZ, 100 on Linux).
     static let ticksPerSecond = Double(sysconf(Int32(_SC_CLK_TCK)))
 
-    /// `utime + stime` of `pid` (all its threads, live or exited) in microseconds; nil when
-    /// /proc has no such process.
-    static func cpuMicroseconds(_ pid: pid_t) -> Double? {
+    /// User and system CPU time in microseconds: the split shows how much of a consumer's
+    /// cost is the kernel's (socket reads, wake-ups), which callgrind does not count.
+    struct Time: Sendable {
+        var user: Double
+        var system: Double
+        var total: Double { user + system }
+
+        static func - (a: Time, b: Time) -> Time { Time(user: a.user - b.user, system: a.system - b.system) }
+    }
+
+    /// `utime` and `stime` of `pid` (all its threads, live or exited); nil when /proc has no
+    /// such process.
+    static func cpu(_ pid: pid_t) -> Time? {
         guard let fields = statFields(pid), fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else {
             return nil
         }
-        return (user + system) * 1e6 / ticksPerSecond
+        return Time(user: user * 1e6 / ticksPerSecond, system: system * 1e6 / ticksPerSecond)
     }
+
+    /// `utime + stime` of `pid` in microseconds.
+    static func cpuMicroseconds(_ pid: pid_t) -> Double? { cpu(pid)?.total }
 
     /// The fields of /proc/<pid>/stat after the command name (which may hold spaces and
     /// parentheses, hence the split at the last ')'): index 0 is the state, 11 utime, 12 stime.

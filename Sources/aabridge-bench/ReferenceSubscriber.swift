@@ -13,14 +13,14 @@ final class ReferenceSubscriber: Sendable {
 
     let clientID: String
     /// CPU time (µs) once subscribed: connecting and subscribing are not the stream's cost.
-    let cpuAtStart: Double
+    let cpuAtStart: ProcessClock.Time
     private let child: ChildProcess
     private let exited = E2E.ResultBox<Exit>()
 
     /// What the watching thread saw: when it exited, and its CPU time then (µs).
     struct Exit: Sendable {
         var at: UInt64
-        var cpu: Double?
+        var cpu: ProcessClock.Time?
     }
 
     /// Starts mosquitto_sub (behind `wrapper`, e.g. valgrind, when given) and returns once the
@@ -44,7 +44,7 @@ final class ReferenceSubscriber: Sendable {
             child.stop(signal: SIGKILL)
             throw E2E.Failure("mosquitto_sub did not subscribe within \(Int(subscribeTimeout)) s")
         }
-        guard let cpu = ProcessClock.cpuMicroseconds(child.pid) else {
+        guard let cpu = ProcessClock.cpu(child.pid) else {
             IngestChildren.remove(child.pid)
             child.stop(signal: SIGKILL)
             throw E2E.Failure("mosquitto_sub exited before the stream")
@@ -56,7 +56,7 @@ final class ReferenceSubscriber: Sendable {
             var info = siginfo_t()
             while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
             let at = E2E.nanoseconds()
-            let cpu = ProcessClock.cpuMicroseconds(pid)
+            let cpu = ProcessClock.cpu(pid)
             exited.value.withLock { $0 = Exit(at: at, cpu: cpu) }
         }
         thread.start()
@@ -70,7 +70,7 @@ final class ReferenceSubscriber: Sendable {
         /// When it exited (monotonic ns), or when it was given up on.
         var end: UInt64
         /// CPU time from subscribed to exit, µs.
-        var cpuMicroseconds: Double
+        var cpu: ProcessClock.Time
     }
 
     /// Waits up to `timeout` seconds for the exit; a subscriber still running then lost
@@ -85,12 +85,12 @@ final class ReferenceSubscriber: Sendable {
         if let exited = seen {
             IngestChildren.remove(child.pid)
             let status = child.wait()
-            return Outcome(completed: status == 0, end: exited.at, cpuMicroseconds: (exited.cpu ?? cpuAtStart) - cpuAtStart)
+            return Outcome(completed: status == 0, end: exited.at, cpu: (exited.cpu ?? cpuAtStart) - cpuAtStart)
         }
         let end = E2E.nanoseconds()
-        let cpu = ProcessClock.cpuMicroseconds(child.pid) ?? cpuAtStart
+        let cpu = ProcessClock.cpu(child.pid) ?? cpuAtStart
         stop()
-        return Outcome(completed: false, end: end, cpuMicroseconds: cpu - cpuAtStart)
+        return Outcome(completed: false, end: end, cpu: cpu - cpuAtStart)
     }
 
     /// Kills it if it still runs (a failed benchmark must not leave it behind).
