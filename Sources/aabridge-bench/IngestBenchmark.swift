@@ -81,6 +81,7 @@ enum IngestBenchmark {
         let broker = try IngestBroker()
         defer { broker.stop() }
         let workspace = try E2E.Workspace(accessories: accessories + IngestPublishers.count, tag: "ingest")
+        IngestChildren.add(directory: workspace.directory)
         let publishers = try await IngestPublishers(broker: broker, accessories: accessories)
         let bridge = try await IngestBridge(
             executable: executable, workspace: workspace, accessories: accessories, markers: IngestPublishers.count, broker: broker)

@@ -15,6 +15,7 @@ final class IngestBroker: Sendable {
     init() throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-bench-ingest-broker-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        IngestChildren.add(directory: directory)
         port = try FreePort.find()
         let lines = [
             "persistence false", "log_dest file \(directory)/mosquitto.log", "log_type error", "log_type warning",

@@ -35,6 +35,7 @@ enum IngestCallgrind {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         // AABRIDGE_BENCH_CALLGRIND_KEEP=1 keeps the output files for callgrind_annotate.
         let keep = environment["AABRIDGE_BENCH_CALLGRIND_KEEP"] == "1"
+        if !keep { IngestChildren.add(directory: directory) }
         defer { if !keep { try? FileManager.default.removeItem(atPath: directory) } }
         if keep { print("ingest --callgrind: output files kept in \(directory)") }
         let shim = try SigsuspendShim.build(in: directory)
@@ -80,6 +81,7 @@ enum IngestCallgrind {
         }
 
         let workspace = try E2E.Workspace(accessories: accessories + IngestPublishers.count, tag: "ingest-callgrind")
+        IngestChildren.add(directory: workspace.directory)
         let out = "\(directory)/bridge.out"
         let bridge = try await IngestBridge(
             executable: executable, workspace: workspace, accessories: accessories, markers: IngestPublishers.count,

@@ -6,9 +6,11 @@ import Synchronization
 /// when the benchmark is interrupted (SIGINT, SIGTERM): a failure that throws stops them on
 /// its way out (their owners' deinit and defer), but a signal ends the process without
 /// unwinding, and a broker or a bridge under valgrind left behind would go on loading the
-/// shared machine.
+/// shared machine. Their scratch directories go with them.
 enum IngestChildren {
     private static let pids = Mutex<Set<pid_t>>([])
+    /// Scratch directories (broker, database, callgrind files), removed on interruption too.
+    private static let directories = Mutex<Set<String>>([])
     private static let sources = Mutex<[any DispatchSourceSignal]>([])
 
     /// Registers a child to kill on interruption (installs the handlers the first time).
@@ -21,6 +23,7 @@ enum IngestChildren {
                 let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
                 source.setEventHandler {
                     for pid in pids.withLock({ $0 }) { kill(pid, SIGKILL) }
+                    for directory in directories.withLock({ $0 }) { try? FileManager.default.removeItem(atPath: directory) }
                     FileHandle.standardError.write(Data("aabridge-bench: interrupted, children stopped\n".utf8))
                     exit(128 + signalNumber)
                 }
@@ -28,6 +31,11 @@ enum IngestChildren {
                 sources.append(source)
             }
         }
+    }
+
+    /// Registers a scratch directory to remove on interruption.
+    static func add(directory: String) {
+        directories.withLock { _ = $0.insert(directory) }
     }
 
     /// Forgets a child before it is reaped (afterwards its pid may belong to another process).
