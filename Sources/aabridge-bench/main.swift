@@ -10,6 +10,11 @@ let benchmarks: [(name: String, summary: String, run: () async throws -> Void)] 
         E2EThroughputBenchmark.run
     ),
     ("e2e-latency", "route-changing telemetry -> decision, p50/p99/p99.9 at 100 and 5,000 msg/s background", E2ELatencyBenchmark.run),
+    (
+        "ingest",
+        "aabridge run vs mosquitto_sub (C), same broker and stream: throughput and CPU per message ratios (--callgrind: instructions)",
+        IngestBenchmark.run
+    ),
     ("memory", "RSS of aabridge run with 0/1k/10k/100k accessories; startup time at 10k", MemoryBenchmark.run),
     (
         "identity", "IRK resolution per sighting (10/100/1,000 keys; --callgrind: instructions) and aabridge RSS under a 1 M address flood",
