@@ -86,13 +86,15 @@ public struct AppleProximityPairing: Hashable, Sendable {
         guard let message else { throw .notProximityPairing(payload.first) }
         // prefix, model (2), status, battery, charging/case, lid: 7 bytes are needed.
         guard message.count >= 7 else { throw .truncated(message.count) }
-        let bytes = Array(message)
-        model = UInt16(bytes[2]) << 8 | UInt16(bytes[1])
-        status = bytes[3]
-        let battery = bytes[4], charging = bytes[5] >> 4, caseNibble = bytes[5] & 0x0F
-        lidByte = bytes[6]
-        colour = bytes.count > 7 ? bytes[7] : nil
-        encryptedPayload = bytes.count >= 25 ? Array(bytes[9..<25]) : nil
+        // Read in place, offsets from the message's start (no copy of it: this runs for every sighting).
+        let start = message.startIndex
+        func byte(_ offset: Int) -> UInt8 { message[start + offset] }
+        model = UInt16(byte(2)) << 8 | UInt16(byte(1))
+        status = byte(3)
+        let battery = byte(4), charging = byte(5) >> 4, caseNibble = byte(5) & 0x0F
+        lidByte = byte(6)
+        colour = message.count > 7 ? byte(7) : nil
+        encryptedPayload = message.count >= 25 ? Array(message[(start + 9)..<(start + 25)]) : nil
 
         // The broadcasting ("primary") bud's fields come first: low battery nibble, in-ear 0x02,
         // charging bit 0x01. Bit 0x20 says whether the broadcasting bud is the left one.

@@ -1,15 +1,20 @@
 /// An MQTT topic filter (`+` one level, `#` the rest) that matches topics and returns what the
 /// wildcards stood for, so a gateway's name can be read from its position in the topic.
 public struct TopicPattern: Hashable, Sendable, CustomStringConvertible {
-    enum Level: Hashable, Sendable {
-        case literal([UInt8])
-        case single
-        case multi
+    /// One level of the filter. A literal is a range of ``literalBytes``: levels hold no
+    /// array of their own, so matching (for every incoming message) copies and retains nothing.
+    struct Level: Hashable, Sendable {
+        enum Kind: Hashable, Sendable { case literal, single, multi }
+        var kind: Kind
+        var start = 0
+        var end = 0
     }
 
     /// The filter as written.
     public let filter: String
     let levels: [Level]
+    /// The literal levels' bytes, one after the other.
+    let literalBytes: [UInt8]
     /// How many `+` levels the filter has (computed once: it is consulted per message).
     public let singleLevelWildcards: Int
 
@@ -19,32 +24,31 @@ public struct TopicPattern: Hashable, Sendable, CustomStringConvertible {
     public init?(_ filter: String) {
         guard !filter.isEmpty else { return nil }
         var levels: [Level] = []
+        var literalBytes: [UInt8] = []
         let parts = filter.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         for (index, part) in parts.enumerated() {
             if part.elementsEqual("+".utf8) {
-                levels.append(.single)
+                levels.append(Level(kind: .single))
             } else if part.elementsEqual("#".utf8) {
                 guard index == parts.count - 1 else { return nil }
-                levels.append(.multi)
+                levels.append(Level(kind: .multi))
             } else {
                 guard !part.contains(UInt8(ascii: "+")), !part.contains(UInt8(ascii: "#")) else { return nil }
-                levels.append(.literal(Array(part)))
+                let start = literalBytes.count
+                literalBytes.append(contentsOf: part)
+                levels.append(Level(kind: .literal, start: start, end: literalBytes.count))
             }
         }
         self.filter = filter
         self.levels = levels
-        self.singleLevelWildcards = levels.filter { $0 == .single }.count
+        self.literalBytes = literalBytes
+        self.singleLevelWildcards = levels.filter { $0.kind == .single }.count
     }
 
     public var description: String { filter }
 
     /// Whether the filter has any wildcard.
-    public var hasWildcards: Bool { levels.contains { !Self.isLiteral($0) } }
-
-    private static func isLiteral(_ level: Level) -> Bool {
-        if case .literal = level { return true }
-        return false
-    }
+    public var hasWildcards: Bool { levels.contains { $0.kind != .literal } }
 
     /// Matches a topic.
     /// - Returns: the texts of the wildcard levels in order (`#` gives the remaining levels joined
@@ -64,13 +68,23 @@ public struct TopicPattern: Hashable, Sendable, CustomStringConvertible {
 
     /// - Parameter capturing: false returns an empty array for a match, allocating nothing.
     func match(utf8 topic: UnsafeRawBufferPointer, capturing: Bool = true) -> [String]? {
-        if let first = levels.first, !Self.isLiteral(first), topic.first == UInt8(ascii: "$") { return nil }
+        levels.withUnsafeBufferPointer { levels in
+            literalBytes.withUnsafeBufferPointer { literals in
+                match(topic, levels: levels, literals: literals, capturing: capturing)
+            }
+        }
+    }
+
+    private func match(
+        _ topic: UnsafeRawBufferPointer, levels: UnsafeBufferPointer<Level>, literals: UnsafeBufferPointer<UInt8>, capturing: Bool
+    ) -> [String]? {
+        if let first = levels.first, first.kind != .literal, topic.first == UInt8(ascii: "$") { return nil }
         var captures: [String] = []
         if capturing { captures.reserveCapacity(singleLevelWildcards + 1) } // one allocation, no regrowth
         var position = 0 // start of the current topic level
         var atEnd = false // the previous level ended at the end of the topic
         for level in levels {
-            if case .multi = level {
+            if level.kind == .multi {
                 // `a/#` also matches `a` itself.
                 if capturing {
                     captures.append(atEnd ? "" : String(decoding: UnsafeRawBufferPointer(rebasing: topic[position...]), as: UTF8.self))
@@ -80,18 +94,16 @@ public struct TopicPattern: Hashable, Sendable, CustomStringConvertible {
             if atEnd { return nil }
             var end = position
             while end < topic.count, topic[end] != UInt8(ascii: "/") { end += 1 }
-            let text = UnsafeRawBufferPointer(rebasing: topic[position..<end])
-            switch level {
-            case .literal(let literal):
-                guard text.count == literal.count else { return nil }
-                // Byte loop: the generic `elementsEqual` showed up in the parse profile.
-                let equal = literal.withUnsafeBufferPointer { literalBytes in
-                    for index in 0..<literalBytes.count where literalBytes[index] != text[index] { return false }
-                    return true
+            switch level.kind {
+            case .literal:
+                guard end - position == level.end - level.start else { return nil }
+                var offset = 0
+                while offset < level.end - level.start {
+                    guard literals[level.start + offset] == topic[position + offset] else { return nil }
+                    offset += 1
                 }
-                guard equal else { return nil }
             case .single:
-                if capturing { captures.append(String(decoding: text, as: UTF8.self)) }
+                if capturing { captures.append(String(decoding: UnsafeRawBufferPointer(rebasing: topic[position..<end]), as: UTF8.self)) }
             case .multi:
                 break
             }

@@ -9,6 +9,10 @@ let benchmarks: [(name: String, summary: String, run: () async throws -> Void)] 
         "e2e-throughput", "real mosquitto, OpenMQTTGateway publishers -> bridge vs a plain subscriber (QoS 1 and 0)",
         E2EThroughputBenchmark.run
     ),
+    (
+        "ingest-path", "the runtime's own cost per message without the network: CPU and (--callgrind) instructions",
+        IngestPathBenchmark.run
+    ),
     ("e2e-latency", "route-changing telemetry -> decision, p50/p99/p99.9 at 100 and 5,000 msg/s background", E2ELatencyBenchmark.run),
     (
         "ingest",

@@ -1,0 +1,141 @@
+import Bridge
+import Configuration
+import Foundation
+import MQTT
+import Storage
+
+/// `ingest-path`: the bridge's own cost per message, without the network, in instructions
+/// (callgrind, exact to within a few per message from run to run) and in CPU time.
+///
+/// `aabridge run`'s runtime (`BridgeRuntime`, unchanged) on an in-process connection
+/// (``IngestPathConnection``): the stream of `ingest` (OpenMQTTGateway advertisements over
+/// 1,000 registered accessories, from 4 gateways) is appended to the connection's incoming
+/// queue as the MQTT client's network thread would, in chunks of 900 messages, each followed
+/// by a request the bridge does not know (`bridge/request/bench-chunk`), whose error response
+/// says the chunk was handled: a chunk stays below the request lane's congestion mark, so the
+/// request waits its turn behind it, and answering it costs next to nothing (a health request,
+/// O(accessories), did not). The runtime's clock is frozen: under valgrind's slowdown a real
+/// one would make every accessory's 30-second state refresh fall inside the window, work
+/// driven by time rather than by messages. Under callgrind the count is (instructions of a
+/// process handling N messages − one handling N/10) / 0.9 N, so starting, loading and
+/// stopping cancel out. What `ingest` measures besides this is libmosquitto and the kernel:
+/// reading the socket, the network thread's copy of each message.
+enum IngestPathBenchmark {
+    static let environment = ProcessInfo.processInfo.environment
+    static let messages = Int(environment["AABRIDGE_BENCH_PATH_MESSAGES"] ?? "") ?? 20_000
+    static let timedMessages = Int(environment["AABRIDGE_BENCH_PATH_TIMED_MESSAGES"] ?? "") ?? 200_000
+    static let accessories = 1_000
+    static let chunk = 900
+    static let responseTopic = "aabridge/bridge/response/bench-chunk"
+
+    static func run() async throws {
+        let arguments = CommandLine.arguments
+        if let index = arguments.firstIndex(of: "--child"), index + 1 < arguments.count, let count = Int(arguments[index + 1]) {
+            try await child(count: count)
+            return
+        }
+        // Timed, without valgrind.
+        let timed = try await measure(count: timedMessages)
+        print("ingest_path.cpu_us_per_msg \(E2E.format(timed.cpuSeconds * 1e6 / Double(timedMessages), 2)) us")
+        print("ingest_path.msgs_per_s \(Int(Double(timedMessages) / timed.seconds)) msg/s")
+        guard arguments.contains("--callgrind") else { return }
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-bench-path-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let keep = environment["AABRIDGE_BENCH_CALLGRIND_KEEP"] == "1"
+        defer { if !keep { try? FileManager.default.removeItem(atPath: directory) } }
+        if keep { print("ingest-path --callgrind: output files kept in \(directory)") }
+        let shim = try SigsuspendShim.build(in: directory)
+        let me = try aabridgeBenchExecutable()
+        var totals: [Int: Double] = [:]
+        for count in [messages, messages / 10] {
+            let out = "\(directory)/path.\(count)"
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = [
+                "LD_PRELOAD=\(shim)", "/usr/bin/valgrind", "--tool=callgrind", "--callgrind-out-file=\(out)", "--log-file=\(out).log",
+                me, "ingest-path", "--child", "\(count)",
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0, let total = IngestCallgrind.totalInstructions(out) else {
+                throw E2E.Failure("ingest-path under callgrind failed (\(process.terminationStatus)); see \(out).log")
+            }
+            totals[count] = total
+            print("  \(count) messages: \(Int(total)) Ir")
+        }
+        let perMessage = ((totals[messages] ?? 0) - (totals[messages / 10] ?? 0)) / Double(messages - messages / 10)
+        print("ingest_path.callgrind_instructions_per_msg \(Int(perMessage.rounded())) Ir")
+        print(
+            "ingest-path: \(Int(perMessage.rounded())) instructions and \(E2E.format(timed.cpuSeconds * 1e6 / Double(timedMessages), 2)) us of CPU "
+                + "per message through BridgeRuntime without the network (\(timedMessages) timed, \(messages) vs \(messages / 10) under callgrind)")
+    }
+
+    /// The executable running now (the parent starts itself under valgrind).
+    static func aabridgeBenchExecutable() throws -> String {
+        let path = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        return path
+    }
+
+    static func child(count: Int) async throws {
+        _ = try await measure(count: count)
+    }
+
+    /// Runs a runtime over `count` messages; the CPU and wall seconds of the stream alone.
+    static func measure(count: Int) async throws -> (cpuSeconds: Double, seconds: Double) {
+        let workspace = try E2E.Workspace(accessories: accessories, tag: "path")
+        let configuration: BridgeConfiguration
+        switch ConfigurationLoader.load(yaml: workspace.yaml(port: 1883)) {
+        case .success(let loaded): configuration = loaded
+        case .failure(let errors): throw E2E.Failure(errors.description)
+        }
+        let store = try AccessoryStore(path: workspace.databasePath)
+        let connection = IngestPathConnection(responseTopic: responseTopic)
+        let frozen = BridgeClock.now()
+        let runtime = E2E.UncheckedBox(
+            try BridgeRuntime(configuration: configuration, store: store, connection: connection, clock: { frozen }))
+        let task = Task.detached { await runtime.value.run(signals: nil) }
+        var transaction = 0
+        /// Waits until everything appended so far has been handled.
+        func handled() async throws {
+            transaction += 1
+            connection.incoming.append(
+                MQTTMessage(
+                    topic: "aabridge/bridge/request/bench-chunk", payload: Array(#"{"transaction":\#(transaction)}"#.utf8),
+                    qos: .atLeastOnce))
+            let deadline = Date().addingTimeInterval(600)
+            while connection.responses < transaction {
+                guard Date() < deadline else { throw E2E.Failure("no response within 600 s") }
+                try await Task.sleep(for: .milliseconds(1))
+            }
+        }
+        try await handled()
+        let stream = E2EThroughputBenchmark.Stream(prefix: "home", accessories: accessories, publishers: 4)
+        /// Appends messages `range` of the stream in chunks, waiting for each to be handled.
+        func feed(_ range: Range<Int>) async throws {
+            var sent = range.lowerBound
+            while sent < range.upperBound {
+                let end = min(range.upperBound, sent + chunk)
+                for index in sent..<end {
+                    let (topic, payload) = stream.message(publisher: index % 4, index: index / 4)
+                    connection.incoming.append(MQTTMessage(topic: topic, payload: payload))
+                }
+                sent = end
+                try await handled()
+            }
+        }
+        // Warm-up: every accessory sighted once by every gateway (a first sighting publishes its
+        // state and availability), so a short stream and a long one differ only in repeats.
+        let warmUp = 4 * accessories
+        try await feed(0..<warmUp)
+        let cpu0 = E2E.processCPUSeconds()
+        let start = E2E.nanoseconds()
+        try await feed(warmUp..<(warmUp + count))
+        let seconds = Double(E2E.nanoseconds() - start) / 1e9
+        let cpu = E2E.processCPUSeconds() - cpu0
+        runtime.value.stop()
+        _ = await task.value
+        return (cpu, seconds)
+    }
+}
