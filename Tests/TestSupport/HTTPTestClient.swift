@@ -3,7 +3,7 @@ import Foundation
 /// A plain HTTP/1.1 client over a loopback socket, for the tests of the bridge's HTTP server:
 /// it can also hold a connection open without sending anything (the connection-limit and
 /// timeout tests), which a URL-loading client cannot.
-public final class HTTPTestClient {
+public final class HTTPTestClient: Sendable {
     public let fd: Int32
 
     /// What came back: the status (0 when the server closed the connection without a
@@ -113,5 +113,23 @@ public final class HTTPTestClient {
             index = stop + 2
         }
         return result
+    }
+}
+
+extension HTTPTestClient {
+    /// ``request(port:_:_:headers:body:timeout:)`` on a dispatch thread: the socket calls block,
+    /// and a blocked thread of Swift's small cooperative pool could be the one the bridge's
+    /// loop needs to answer.
+    public static func fetch(
+        port: Int, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [], timeout: Int = 15
+    ) async throws -> Response {
+        try await offPool { try request(port: port, method, path, headers: headers, body: body, timeout: timeout) }
+    }
+
+    /// Runs blocking work on a dispatch thread and awaits it.
+    public static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+        }
     }
 }

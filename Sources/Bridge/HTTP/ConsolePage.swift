@@ -91,7 +91,7 @@ enum ConsolePage {
     private static let script = """
         <script>
         "use strict";
-        const state = { accessories: [], picker: null, selected: null };
+        const state = { accessories: [], picker: null, selected: null, drafts: {} };
         const $ = (id) => document.getElementById(id);
         function el(tag, text, attributes) {
           const node = document.createElement(tag);
@@ -132,6 +132,13 @@ enum ConsolePage {
           const names = { main: "", left: "L ", right: "R ", case: "case " };
           return Object.entries(value).map(([key, percent]) => (names[key] || key + " ") + percent + "%").join(", ");
         }
+        // What was typed in a row (and an armed Remove) survives the re-rendering of the table.
+        function draft(id) { return state.drafts[id] || (state.drafts[id] = { name: "", irk: "", key: "", armed: false }); }
+        function bind(input, id, field) {
+          input.value = draft(id)[field];
+          input.addEventListener("input", () => { draft(id)[field] = input.value; });
+          return input;
+        }
         function renderAccessories() {
           const body = $("accessories");
           body.replaceChildren();
@@ -153,27 +160,30 @@ enum ConsolePage {
               actions.append(authorize);
             }
             const renameRow = el("div", null, { class: "row" });
-            const nameInput = el("input", null, { class: "rename-name", placeholder: "New name", maxlength: "128" });
+            const nameInput = bind(el("input", null, { class: "rename-name", placeholder: "New name", maxlength: "128" }), accessory.id, "name");
             const rename = el("button", "Rename", { type: "button", class: "rename" });
-            rename.onclick = () => request("accessory/rename", { id: accessory.id, name: nameInput.value });
+            rename.onclick = async () => {
+              const answer = await request("accessory/rename", { id: accessory.id, name: nameInput.value });
+              if (answer && answer.status === "ok") draft(accessory.id).name = "";
+            };
             renameRow.append(nameInput, rename);
             const keysRow = el("div", null, { class: "row" });
-            const irk = el("input", null, { type: "password", autocomplete: "off", placeholder: "IRK", class: "keys-irk" });
-            const key = el("input", null, { type: "password", autocomplete: "off", placeholder: "Encryption key", class: "keys-key" });
+            const irk = bind(el("input", null, { type: "password", autocomplete: "off", placeholder: "IRK", class: "keys-irk" }), accessory.id, "irk");
+            const key = bind(el("input", null, { type: "password", autocomplete: "off", placeholder: "Encryption key", class: "keys-key" }), accessory.id, "key");
             const setKeys = el("button", "Set keys", { type: "button", class: "set-keys" });
             setKeys.onclick = () => {
               const body = { id: accessory.id };
               if (irk.value) body.irk = irk.value;
               if (key.value) body.encryption_key = key.value;
-              irk.value = ""; key.value = "";
+              irk.value = ""; key.value = ""; draft(accessory.id).irk = ""; draft(accessory.id).key = "";
               request("accessory/keys", body);
             };
             keysRow.append(irk, key, setKeys);
-            const remove = el("button", "Remove", { type: "button", class: "remove danger" });
+            const remove = el("button", draft(accessory.id).armed ? "Really remove?" : "Remove", { type: "button", class: "remove danger" });
             remove.onclick = () => {
               // Two clicks: a removal cannot be undone (the accessory must be paired again).
-              if (remove.dataset.armed) { request("accessory/remove", { id: accessory.id }); return; }
-              remove.dataset.armed = "1";
+              if (draft(accessory.id).armed) { draft(accessory.id).armed = false; request("accessory/remove", { id: accessory.id }); return; }
+              draft(accessory.id).armed = true;
               remove.textContent = "Really remove?";
             };
             actions.append(renameRow, keysRow, remove);
