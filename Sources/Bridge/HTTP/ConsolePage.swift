@@ -51,6 +51,7 @@ enum ConsolePage {
         .row { display: flex; gap: .5em; flex-wrap: wrap; align-items: center; margin: .3em 0; }
         #log { font-family: ui-monospace, monospace; font-size: 12px; max-height: 10em; overflow: auto; white-space: pre-wrap; }
         #login { display: none; }
+        [hidden] { display: none !important; }
         </style>
         </head>
 
