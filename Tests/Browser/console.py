@@ -1,11 +1,14 @@
 """The console in headless Chromium (Debian's chromium + chromium-driver, python3-selenium).
 
 Usage: console.py URL BROKER_PORT ARTEFACTS_DIR ADVERTISEMENT_TOPIC ADVERTISEMENT_PAYLOAD ID
+                  CONFIRM_TOPIC CONFIRM_PAYLOAD CONFIRM_ID CONFIRM_PRODUCT IRK
 
 Loads the console, shows the picker, publishes the simulated advertisement to the broker
 (mosquitto_pub) until the candidate appears, pairs it with a name, publishes it again so its
-placement is decoded, renames it and removes it, all by clicking the page. Saves a
-screenshot after each step and prints a JSON summary on its last line.
+placement is decoded, renames it and removes it, all by clicking the page. Then pairs a
+product that needs authorization (the second advertisement), authorizes it, and enters an
+IRK for it, which the page must never show again. Saves a screenshot after each step and
+prints a JSON summary on its last line.
 """
 import json
 import os
@@ -20,6 +23,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
 url, broker_port, artefacts, topic, payload, accessory = sys.argv[1:7]
+confirm_topic, confirm_payload, confirm_id, confirm_product, irk = sys.argv[7:12]
 os.makedirs(artefacts, exist_ok=True)
 
 options = webdriver.ChromeOptions()
@@ -66,8 +70,13 @@ def row(table, identifier):
     return rows[0] if rows else None
 
 
-def publish():
-    subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", broker_port, "-q", "1", "-t", topic, "-m", payload], check=True)
+def publish(to=None, message=None):
+    subprocess.run(
+        ["mosquitto_pub", "-h", "127.0.0.1", "-p", broker_port, "-q", "1", "-t", to or topic, "-m", message or payload], check=True)
+
+
+def cell(identifier, selector):
+    return row("accessories", identifier).find_element(By.CSS_SELECTOR, selector)
 
 
 try:
@@ -117,8 +126,34 @@ try:
     act(lambda: row("accessories", accessory).find_element(By.CSS_SELECTOR, "button.remove").click())
     wait(lambda: row("accessories", accessory) is None, "the accessory removed")
     summary["accessories_at_end"] = len(driver.find_elements(By.CSS_SELECTOR, "#accessories tr"))
-    summary["log"] = driver.find_element(By.ID, "log").text
     shot("05-removed.png")
+
+    # A product with confirmAuthorization: paired as awaitingAuthorization, then authorized.
+    driver.find_element(By.ID, "picker-products").send_keys(confirm_product)
+    driver.find_element(By.ID, "picker-show").click()
+    deadline = time.time() + 20
+    while row("candidates", confirm_id) is None and time.time() < deadline:
+        publish(confirm_topic, confirm_payload)
+        time.sleep(0.3)
+    wait(lambda: row("candidates", confirm_id) is not None, "the second candidate")
+    act(lambda: row("candidates", confirm_id).find_element(By.CSS_SELECTOR, "button.choose").click())
+    driver.find_element(By.ID, "select-submit").click()
+    wait(lambda: "awaitingAuthorization" in cell(confirm_id, ".state").text, "awaitingAuthorization")
+    summary["before_authorize"] = act(lambda: cell(confirm_id, ".state").text)
+    shot("06-awaiting-authorization.png")
+    act(lambda: cell(confirm_id, "button.authorize").click())
+    wait(lambda: cell(confirm_id, ".state").text.startswith("authorized"), "authorized")
+    summary["after_authorize"] = act(lambda: cell(confirm_id, ".state").text)
+
+    # Keys: entered, sent, then only "set" is shown; the key is in no field and nowhere in the page.
+    act(lambda: cell(confirm_id, "input.keys-irk").send_keys(irk))
+    act(lambda: cell(confirm_id, "button.set-keys").click())
+    wait(lambda: "IRK set" in cell(confirm_id, ".keys").text, "the IRK shown as set")
+    summary["keys"] = act(lambda: cell(confirm_id, ".keys").text)
+    values = driver.execute_script("return Array.from(document.querySelectorAll('input')).map((i) => i.value).join('|')")
+    summary["irk_in_page"] = irk.lower() in (driver.page_source + values).lower()
+    summary["log"] = driver.find_element(By.ID, "log").text
+    shot("07-authorized-keys.png")
 finally:
     driver.quit()
 

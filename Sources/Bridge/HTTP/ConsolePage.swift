@@ -67,6 +67,7 @@ enum ConsolePage {
         <button type="submit">Use token</button></form></section>
         <section id="picker"><h2>Pairing</h2>
         <div class="row"><span id="picker-state">Picker: idle</span>
+        <input id="picker-products" placeholder="Products (optional, comma-separated)" size="34">
         <button id="picker-show" type="button">Show picker</button>
         <button id="picker-dismiss" type="button">Dismiss</button></div>
         <table><thead><tr><th>Candidate</th><th>Product</th><th>Advertised name</th><th>RSSI</th><th>Gateway</th><th></th></tr></thead>
@@ -151,7 +152,7 @@ enum ConsolePage {
             row.append(el("td", accessory.placement || "", { class: "placement" }), el("td", accessory.room || ""));
             row.append(el("td", battery(accessory.battery)), el("td", (accessory.routes || []).join(", ")));
             const keys = accessory.keys || {};
-            row.append(el("td", "IRK " + (keys.irk ? "set" : "not set") + ", key " + (keys.encryption_key ? "set" : "not set")));
+            row.append(el("td", "IRK " + (keys.irk ? "set" : "not set") + ", key " + (keys.encryption_key ? "set" : "not set"), { class: "keys" }));
             const lastError = accessory.last_error;
             row.append(el("td", lastError ? lastError.code + ": " + lastError.message : "", { class: "error" }));
             const actions = el("td");
@@ -216,7 +217,10 @@ enum ConsolePage {
           const still = (picker.candidates || []).some((candidate) => candidate.id === state.selected);
           if (!still) { state.selected = null; $("select-form").hidden = true; }
         }
-        $("picker-show").onclick = () => request("picker/show", {});
+        $("picker-show").onclick = () => {
+          const products = $("picker-products").value.split(",").map((name) => name.trim()).filter((name) => name);
+          request("picker/show", products.length ? { products } : {});
+        };
         $("picker-dismiss").onclick = () => request("picker/dismiss", {});
         $("select-form").addEventListener("submit", async (event) => {
           event.preventDefault();
@@ -240,8 +244,9 @@ enum ConsolePage {
           } else if (topic === "bridge/info" && payload) {
             $("bridge-version").textContent = "v" + payload.version;
           } else if (topic === "bridge/health" && payload) {
-            $("bridge-health").textContent = payload.accessories + " accessories, " + payload.registered + " registered, " +
-              payload.decisions + " decisions, " + payload.errors + " errors, up " + payload.uptime_s + " s";
+            // Published every health.interval_s: its counters say when they were taken.
+            $("bridge-health").textContent = payload.decisions + " decisions, " + payload.errors + " errors, " +
+              payload.telemetry_rejected + " rejected, up " + payload.uptime_s + " s (at " + payload.at + ")";
           } else if (topic === "bridge/accessories") {
             state.accessories = Array.isArray(payload) ? payload : [];
             renderAccessories();
