@@ -18,18 +18,23 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
 
         .target(name: "AccessoryKit"),
         .target(name: "Telemetry", dependencies: ["CCrypto", "AccessoryKit"]),
         .target(name: "MQTT", dependencies: ["CMosquitto"]),
         .target(name: "JSON"),
+        // The console's, metrics' and health check's HTTP server (libmicrohttpd): requests in, responses out, nothing of the bridge.
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "Storage", dependencies: ["CSQLite", "AccessoryKit", "JSON"]),
         // The YAML file, its checks and the values the runtime runs from (with the topic map).
         .target(name: "Configuration", dependencies: ["AccessoryKit", "Telemetry", "JSON", "CYAML"]),
         // Home Assistant's MQTT discovery payloads: pure values, published by the runtime.
         .target(name: "HomeAssistant", dependencies: ["AccessoryKit", "Configuration", "JSON"]),
         // The runtime: MQTT in and out, the engine, storage, discovery.
-        .target(name: "Bridge", dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "HomeAssistant"]),
+        .target(
+            name: "Bridge",
+            dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "HomeAssistant", "HTTPServer"]),
         .executableTarget(
             name: "aabridge",
             dependencies: ["AccessoryKit", "Bridge", "Configuration", "JSON", "LocalProcess", "MQTT", "Storage", "Telemetry"]),
@@ -42,6 +47,7 @@ let package = Package(
         // the tests and the benchmarks start, and the tools `report-sources` runs.
         .target(name: "LocalProcess"),
         .target(name: "TestSupport", dependencies: ["MQTT", "LocalProcess"], path: "Tests/TestSupport"),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "AccessoryKitTests", dependencies: ["AccessoryKit", "TestSupport"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "AccessoryKit", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage"]),
@@ -52,7 +58,8 @@ let package = Package(
         .testTarget(
             name: "HomeAssistantTests", dependencies: ["HomeAssistant", "Configuration", "JSON", "Bridge", "LocalProcess", "TestSupport"]),
         .testTarget(
-            name: "BridgeTests", dependencies: ["Bridge", "Configuration", "HomeAssistant", "JSON", "LocalProcess", "TestSupport"]),
+            name: "BridgeTests",
+            dependencies: ["Bridge", "Configuration", "HomeAssistant", "HTTPServer", "JSON", "LocalProcess", "TestSupport"]),
     ]
 )
 

@@ -98,6 +98,14 @@ extension BridgeConfiguration {
                 ])
             ),
             ("identity", Self.object([("follow", .bool(identity.follow))])),
+            (
+                "http",
+                Self.object([
+                    ("listen", .string(http.listen?.description)), ("token_set", .bool(http.token != nil)),
+                    ("token_file", .string(http.tokenFile)), ("connection_limit", .int(http.connectionLimit)),
+                    ("timeout_s", .int(http.timeoutSeconds)),
+                ])
+            ),
         ])
     }
 

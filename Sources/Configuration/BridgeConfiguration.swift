@@ -18,6 +18,8 @@ public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
     public var sources: [SourceConfiguration]
     public var switching: SwitchingSettings
     public var identity: IdentityConfiguration
+    /// The `http:` section: console, metrics, health check.
+    public var http: HTTPConfiguration
     /// What loads but cannot work as expected (a product whose placement nothing reports, an
     /// Apple descriptor narrower than the model catalogue, ...), with key paths: `validate`
     /// prints them and `run` logs them; none stops the bridge.
@@ -38,6 +40,7 @@ public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
         self.sources = []
         self.switching = SwitchingSettings()
         self.identity = IdentityConfiguration()
+        self.http = HTTPConfiguration()
     }
 
     /// What the engine takes: products, declaration, switching, migrations and the keys.

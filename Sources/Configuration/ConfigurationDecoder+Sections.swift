@@ -5,7 +5,7 @@ extension ConfigurationDecoder {
     /// The top-level keys.
     static let sections = [
         "mqtt", "homeassistant", "storage", "health", "log", "setup", "products", "gateways", "accessories", "sources", "switching",
-        "identity",
+        "identity", "http",
     ]
 
     /// The whole file.
@@ -36,6 +36,7 @@ extension ConfigurationDecoder {
                 configuration.log.format = format
             }
         }
+        http(top["http"], into: &configuration.http)
         if let setup = setup(top["setup"]) { configuration.setup = setup }
         configuration.products = products(top["products"])
         configuration.gateways = gateways(top["gateways"], baseTopic: configuration.mqtt.baseTopic)

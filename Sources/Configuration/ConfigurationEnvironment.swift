@@ -14,11 +14,12 @@ enum ConfigurationEnvironment {
         paths.append(["log", "format"])
         for key in ["placement_debounce_ms", "availability_timeout_s", "immediate_rssi"] { paths.append(["switching", key]) }
         paths.append(["identity", "follow"])
+        for key in ConfigurationDecoder.httpKeys { paths.append(["http", key]) }
         return paths
     }()
 
     /// The sections whose variables are checked for typos.
-    static let sections = ["MQTT", "HOMEASSISTANT", "STORAGE", "HEALTH", "LOG", "SWITCHING", "IDENTITY"]
+    static let sections = ["MQTT", "HOMEASSISTANT", "STORAGE", "HEALTH", "LOG", "SWITCHING", "IDENTITY", "HTTP"]
 
     /// The variable name for a key path: `AABRIDGE_MQTT_RECONNECT_MIN_S`.
     static func variable(for path: [String]) -> String {
@@ -42,8 +43,8 @@ enum ConfigurationEnvironment {
                 continue
             }
             let value = environment[name] ?? ""
-            // The password is taken literally: "null" or "~" there is a password, not an absence.
-            let style: YAMLNode.ScalarStyle = path == ["mqtt", "password"] ? .doubleQuoted : .plain
+            // A secret is taken literally: "null" or "~" there is a password, not an absence.
+            let style: YAMLNode.ScalarStyle = path == ["mqtt", "password"] || path == ["http", "token"] ? .doubleQuoted : .plain
             let node = YAMLNode(.scalar(.init(value: value, style: style)), origin: .environment(variable: name))
             root = set(node, at: path[...], in: root)
         }

@@ -54,8 +54,13 @@ final class RuntimeCore {
     /// Telemetry (a sighting, a report, a `/set` update): its outputs are published at once,
     /// its registration writes deferred.
     func handleTelemetry(_ input: EngineInput, at now: Timestamp, context: StaticString) async -> [EngineOutput] {
+        let start = ContinuousClock.now
         let step = engine.handle(input, at: now)
-        return await deferWrites(step.outputs, at: now, context: context) ? step.outputs : []
+        let stored = await deferWrites(step.outputs, at: now, context: context)
+        if step.outputs.contains(where: { if case .decision = $0 { true } else { false } }) {
+            diagnostics.decisionLatency.observe(ContinuousClock.now - start)
+        }
+        return stored ? step.outputs : []
     }
 
     /// Whatever is due in the engine at `now` (nothing when nothing is).

@@ -1,6 +1,7 @@
 import AccessoryKit
 import Dispatch
 import Storage
+import Synchronization
 
 /// The store behind a thread of its own.
 ///
@@ -12,6 +13,11 @@ import Storage
 final class StorageWorker: Sendable {
     private let store: AccessoryStore
     private let queue = DispatchQueue(label: "aabridge.storage")
+    /// How long each commit took (`/metrics`).
+    let commitLatency = LatencyHistogram()
+    private let lastFailed = Atomic<Bool>(false)
+    /// Whether the latest commit failed (`/healthz` says so until one succeeds).
+    var lastCommitFailed: Bool { lastFailed.load(ordering: .relaxed) }
 
     init(store: AccessoryStore) { self.store = store }
 
@@ -20,11 +26,15 @@ final class StorageWorker: Sendable {
     func apply(_ writes: [StorageWrite]) async -> StorageError? {
         guard !writes.isEmpty else { return nil }
         return await withCheckedContinuation { (continuation: CheckedContinuation<StorageError?, Never>) in
-            queue.async { [store] in
+            queue.async { [self, store] in
+                let start = ContinuousClock.now
                 do throws(StorageError) {
                     try store.apply(writes)
+                    commitLatency.observe(ContinuousClock.now - start)
+                    self.lastFailed.store(false, ordering: .relaxed)
                     continuation.resume(returning: nil)
                 } catch {
+                    self.lastFailed.store(true, ordering: .relaxed)
                     continuation.resume(returning: error)
                 }
             }

@@ -30,6 +30,9 @@ struct GatewayTracker {
     }
 
     static let maximumHeardGateways = 256
+
+    /// Gateways heard and online now (`aabridge_gateways_online`).
+    var onlineCount: Int { configured.reduce(0) { $0 + $1.heard.values.count { $0.state == "online" } } }
     private(set) var configured: [Configured]
     private(set) var heardCount = 0
 

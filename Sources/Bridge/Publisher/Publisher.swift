@@ -18,7 +18,9 @@ final class Publisher {
     private let diagnostics: Diagnostics
     /// Home Assistant discovery, when `homeassistant.enabled`.
     private var homeAssistant: HomeAssistantDiscoveryTracker?
-    private let info: BridgeInfo
+    let info: BridgeInfo
+    /// Sees every publication (the HTTP console's event streams), when set.
+    var mirror: ((String, [UInt8]) -> Void)?
     let startedAt: Timestamp
 
     /// When each accessory's retained state was last published. Sightings only refresh
@@ -117,7 +119,7 @@ final class Publisher {
             diagnostics.counters.decisions += 1
             enqueue(topics.decision(decision.accessory), payloads.decision(decision, at: now).bytes)
         case .accessoryError(let id, let error):
-            diagnostics.counters.errors += 1
+            diagnostics.countError(error.code.rawValue)
             enqueue(topics.error(id), payloads.accessoryError(error, at: now).bytes)
         case .registrationReevaluated(let id, let reason, let error):
             // The state and the route decisions show the outcome; the log says why it happened.
@@ -258,8 +260,11 @@ final class Publisher {
     /// A request's response on `bridge/response/<name>`, and its outcome on the retained
     /// `bridge/last_response`: Home Assistant's controls cannot subscribe to a response, so
     /// the bridge device's "Last request" sensor reads this to show a refused press.
-    func respond(_ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, at now: Timestamp) {
-        enqueue(topics.response(name), payloads.response(result, transaction: transaction).bytes, retain: false)
+    /// A request made over HTTP is answered there (`publishResponse` false).
+    func respond(
+        _ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, at now: Timestamp, publishResponse: Bool = true
+    ) {
+        if publishResponse { enqueue(topics.response(name), payloads.response(result, transaction: transaction).bytes, retain: false) }
         publishRetained(topics.bridgeLastResponse, payloads.lastResponse(name, result, transaction: transaction, at: now))
     }
 
@@ -315,6 +320,7 @@ final class Publisher {
 
     /// Every message of the contract is QoS 1, in the engine's order.
     private func enqueue(_ topic: String, _ payload: [UInt8], retain: Bool = false) {
+        mirror?(topic, payload)
         if heldUntilConnected != nil {
             // A retained state is published anyway at the first connection; a cleared topic
             // (empty payload) is not, so it is held like the rest.

@@ -32,7 +32,9 @@ public final class BridgeRuntime {
     let publisher: Publisher
 
     private let events: AsyncStream<RuntimeEvent>
-    private let eventSink: AsyncStream<RuntimeEvent>.Continuation
+    let eventSink: AsyncStream<RuntimeEvent>.Continuation
+    /// The HTTP console, metrics and health check, while `http.listen` is set (BridgeRuntime+HTTP).
+    var http: HTTPConsole?
     private let wakes: WakeSchedule
     /// At most this many messages wait for the loop; more are dropped (flood protection).
     /// A test may replace it before ``run(signals:)``.
@@ -156,6 +158,7 @@ public final class BridgeRuntime {
     /// status: 0, or ``activationNotStoredExitStatus`` when the session could not start.
     public func run(signals: AsyncStream<Int32>? = nil) async -> Int32 {
         if let error = await activate() { return await stopWithoutSession(error) }
+        startHTTP()
         let connection = self.connection
         let sink = eventSink
         for (filter, qos) in ingest.router.subscriptions {
@@ -220,6 +223,7 @@ public final class BridgeRuntime {
             case .republish:
                 republishScheduled = false
                 republishEverything()
+            case .http(let call): await handle(call)
             case .shutdown(let signal):
                 shuttingDown = true
                 logger.info("signal \(signal): shutting down")
@@ -273,6 +277,7 @@ public final class BridgeRuntime {
     /// One incoming message through the three stages.
     private func handle(_ message: MQTTMessage, route: IngestRoute, at now: Timestamp) async {
         if route.isSheddable && shedWhenBrokerIsBehind() { return }
+        if case .gateway(let index, _) = route { diagnostics.countGatewayMessage(index) }
         let outcome = ingest.ingest(message, route: route, at: now)
         if outcome.gatewaysChanged { publisher.publishGateways(ingest.gateways.payload) }
         if let notice = outcome.notice { logger.log(notice.level, notice.message) }
@@ -347,7 +352,7 @@ public final class BridgeRuntime {
 
     /// A chosen candidate that left the picker (chosen, dismissed, timed out) is no longer
     /// chosen: the form never offers Pair for something the picker cannot select.
-    private func syncPairingForm() {
+    func syncPairingForm() {
         guard let candidate = pairing.candidate, core.engine.picker?.candidate(candidate) == nil else { return }
         pairing.candidate = nil
         publisher.publishPairing(pairing)
@@ -355,7 +360,7 @@ public final class BridgeRuntime {
 
     /// `bridge/request/<name>`: exactly one response, published only after the change is
     /// committed to storage (``RuntimeCore/handleRequest(_:name:at:)``).
-    private func handle(_ request: IncomingRequest, at now: Timestamp) async {
+    func handle(_ request: IncomingRequest, at now: Timestamp) async {
         switch request.decoded {
         case .failure(let error):
             respond(request, .failure(error))
@@ -384,10 +389,12 @@ public final class BridgeRuntime {
 
     private func respond(_ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, countError: Bool = true) {
         if case .failure(let error) = result {
-            if countError { diagnostics.counters.errors += 1 }
+            if countError { diagnostics.countError(error.code) }
             logger.debug("request \(name) failed: \(error.code): \(error.message)")
         }
-        publisher.respond(name, result, transaction: transaction, at: clock())
+        let overHTTP = answerOverHTTP(result, transaction: transaction)
+        diagnostics.countRequest(name, result, overHTTP: overHTTP)
+        publisher.respond(name, result, transaction: transaction, at: clock(), publishResponse: !overHTTP)
     }
 
     /// Home Assistant restarted: republish discovery and state after a short random delay,
@@ -537,6 +544,7 @@ public final class BridgeRuntime {
     /// Clean shutdown: the session's `invalidated` event, `offline`, storage closed. Every
     /// wait on the broker is bounded, so it ends even when the broker stopped answering.
     private func shutdown() async {
+        stopHTTP()
         let now = clock()
         if let outputs = await core.invalidate(at: now) {
             publisher.publish(outputs, at: now, engine: core.engine)

@@ -9,6 +9,8 @@ final class Diagnostics {
     let logger: BridgeLogger
     var counters = RuntimeCounters()
     private var rateLimiter = RateLimiter()
+    /// Engine and storage time of telemetry that led to a decision (``RuntimeCore``).
+    let decisionLatency = LatencyHistogram()
 
     init(logger: BridgeLogger) { self.logger = logger }
 
@@ -25,6 +27,7 @@ final class Diagnostics {
     /// Telemetry refused from a gateway: counted, and logged at most once a minute per gateway.
     func rejectTelemetry(gateway: String, reason: String, at now: Timestamp) {
         counters.telemetryRejected += 1
+        counters.rejectedByReason[Self.rejectionReason(reason), default: 0] += 1
         limited(.gateway(gateway), at: now, .warning, "telemetry from gateway '\(gateway)' rejected: \(reason)") {
             " (\($0) more rejected since the last report)"
         }
@@ -47,7 +50,41 @@ final class Diagnostics {
     /// A commit that failed: counted as a storage failure and an error, and logged.
     func storageFailed(_ error: StorageError, context: String) {
         counters.storageFailures += 1
-        counters.errors += 1
+        countError("storage")
         logger.error("storage (\(context)): \(error.message)")
+    }
+
+    // MARK: - Metrics
+
+    /// An error, counted in `errors` and by its code.
+    func countError(_ code: String) {
+        counters.errors += 1
+        counters.errorsByCode[code, default: 0] += 1
+    }
+
+    /// A request answered. Unknown names are counted as `other`, so a client inventing names
+    /// cannot make the metrics grow.
+    func countRequest<Value>(_ name: String, _ result: Result<Value, ResponseError>, overHTTP: Bool) {
+        let known = RequestDecoder.names.contains(name) || name == PairingForm.requestName
+        let status = if case .success = result { "ok" } else { "error" }
+        counters.requests[.init(name: known ? name : "other", status: status, via: overHTTP ? "http" : "mqtt"), default: 0] += 1
+    }
+
+    func countGatewayMessage(_ index: Int) {
+        if index >= counters.gatewayMessages.count {
+            counters.gatewayMessages.append(contentsOf: repeatElement(0, count: index + 1 - counters.gatewayMessages.count))
+        }
+        counters.gatewayMessages[index] += 1
+    }
+
+    /// A bounded label for a rejection's text: the parser's code (`invalidJSON: ...`), or
+    /// what the ingest says of an accessory it does not know or content it cannot use.
+    static func rejectionReason(_ text: String) -> String {
+        if let colon = text.firstIndex(of: ":"), let code = TelemetryRejection.Code(rawValue: String(text[..<colon])) {
+            return code.rawValue
+        }
+        if text.contains("no known accessory") || text.hasPrefix("telemetry for unknown accessory") { return "unknownAccessory" }
+        if text.hasPrefix("invalid content for accessory") { return "invalidContent" }
+        return "other"
     }
 }

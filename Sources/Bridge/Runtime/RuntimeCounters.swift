@@ -7,4 +7,20 @@ struct RuntimeCounters {
     var decisions = 0
     var errors = 0
     var storageFailures = 0
+    /// Errors by code (`aabridge_errors_total`): codes are the API's enumerations, a bounded set.
+    var errorsByCode: [String: Int] = [:]
+    /// Telemetry a parser or the ingest refused, by reason (``Diagnostics/rejectionReason(_:)``).
+    var rejectedByReason: [String: Int] = [:]
+    /// Messages taken from each configured gateway entry, by its index.
+    var gatewayMessages: [Int] = []
+    /// Requests answered, by name (a known one, or `other`), status and transport.
+    var requests: [RequestCount: Int] = [:]
+
+    struct RequestCount: Hashable, Comparable {
+        var name: String
+        var status: String
+        var via: String
+
+        static func < (a: RequestCount, b: RequestCount) -> Bool { (a.name, a.status, a.via) < (b.name, b.status, b.via) }
+    }
 }

@@ -13,5 +13,7 @@ enum RuntimeEvent: Sendable {
     case requests
     /// Home Assistant came back online: republish discovery and state.
     case republish
+    /// A call from the HTTP server (``HTTPCall``: a request, metrics, health, a console stream).
+    case http(HTTPCall)
     case shutdown(signal: Int32)
 }

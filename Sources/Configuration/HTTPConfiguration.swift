@@ -1,0 +1,48 @@
+/// The `http:` section: the console, `/metrics` and `/healthz` (off unless `listen` is set).
+public struct HTTPConfiguration: Hashable, Sendable, CustomStringConvertible {
+    /// Where the server listens: an IPv4 address and a port (`127.0.0.1:8099`); nil: no server.
+    public var listen: Listen?
+    /// The bearer token every request but `/` and `/healthz` must carry (nil: none).
+    public var token: Secret?
+    /// The file `token` was read from, when it came from `token_file`.
+    public var tokenFile: String?
+    /// Connections served at once; more are closed at once (libmicrohttpd's connection limit).
+    public var connectionLimit: Int
+    /// Seconds a connection may stay idle before it is closed.
+    public var timeoutSeconds: Int
+
+    /// An IPv4 address and a port.
+    public struct Listen: Hashable, Sendable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// `HOST:PORT` with a dotted IPv4 address and a port 1-65535, or nil.
+        public init?(_ text: String) {
+            guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (1...65_535).contains(port)
+            else { return nil }
+            let host = String(text[..<colon])
+            let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+            guard parts.count == 4, parts.allSatisfy({ part in part.count <= 3 && UInt8(part) != nil }) else { return nil }
+            self.init(host: host, port: port)
+        }
+
+        public var description: String { "\(host):\(port)" }
+    }
+
+    public init(listen: Listen? = nil, token: Secret? = nil, connectionLimit: Int = 32, timeoutSeconds: Int = 30) {
+        self.listen = listen
+        self.token = token
+        self.connectionLimit = connectionLimit
+        self.timeoutSeconds = timeoutSeconds
+    }
+
+    public var description: String {
+        "HTTPConfiguration(listen: \(listen?.description ?? "off"), token: \(token == nil ? "none" : "<redacted>"), "
+            + "connection_limit: \(connectionLimit), timeout_s: \(timeoutSeconds))"
+    }
+}

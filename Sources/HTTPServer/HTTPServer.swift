@@ -1,0 +1,194 @@
+import CMicroHTTPD
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// An HTTP/1.1 server on libmicrohttpd, for the bridge's console, metrics and health check.
+///
+/// libmicrohttpd runs one thread per connection (and one that accepts): the handler runs on
+/// the connection's thread and may wait there (for the runtime's answer) without holding
+/// anything else. The connection limit therefore bounds the threads, and the connection
+/// timeout closes a client that stops sending; beyond the limit a new connection is closed
+/// at once. A body longer than ``maximumBodyBytes`` is read and thrown away, never kept.
+public final class HTTPServer: Sendable {
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+
+    /// The headers a handler gets (others are not copied).
+    public static let readHeaders = ["authorization", "cookie", "origin", "host", "content-type", "accept"]
+
+    public let maximumBodyBytes: Int
+    /// The port it listens on (the one asked for, or the kernel's choice for 0).
+    public var port: Int { boundPort.load(ordering: .relaxed) }
+    private let boundPort = Atomic<Int>(0)
+    private let handler: Handler
+    /// The daemon, nil once stopped. Only ``stop()`` changes it.
+    private let daemon: Mutex<Daemon?>
+    /// The open event streams: closed by ``stop()`` first, since their connections' threads
+    /// wait for events and the daemon's stop waits for every thread.
+    /// nil once stopping: a stream opened after that is closed at once.
+    private let streams = Mutex<[ObjectIdentifier: EventStream]?>([:])
+
+    /// The daemon's pointer, owned by this server (libmicrohttpd's own threads use it).
+    private struct Daemon: @unchecked Sendable { let pointer: OpaquePointer }
+
+    /// Starts listening on `host:port` (an IPv4 address; port 0 lets the kernel choose).
+    /// - Throws: ``HTTPServerError`` when the address is not IPv4 or the port cannot be bound.
+    public init(
+        host: String, port: Int, connectionLimit: Int, timeoutSeconds: Int, maximumBodyBytes: Int = 64 * 1024,
+        handler: @escaping Handler
+    ) throws {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port)).bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
+            throw HTTPServerError("'\(host)' is not an IPv4 address")
+        }
+        self.maximumBodyBytes = maximumBodyBytes
+        self.handler = handler
+        daemon = Mutex(nil)
+        // The port first: a listener that fails leaves nothing behind.
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        guard
+            let started = aabridge_mhd_start(
+                &address, UInt32(connectionLimit), UInt32(timeoutSeconds), Self.access, context, Self.completed, nil)
+        else {
+            throw HTTPServerError("cannot listen on \(host):\(port) (address in use, or not an address of this machine)")
+        }
+        boundPort.store(port == 0 ? Int(aabridge_mhd_port(started)) : port, ordering: .relaxed)
+        daemon.withLock { $0 = Daemon(pointer: started) }
+    }
+
+    /// Stops listening and closes every connection, waiting for their threads (a handler
+    /// waiting for the runtime must give up first: the bridge's does within a bounded time).
+    public func stop() {
+        guard
+            let running = daemon.withLock({ daemon -> Daemon? in
+                defer { daemon = nil }
+                return daemon
+            })
+        else { return }
+        let open = streams.withLock { streams -> [EventStream] in
+            defer { streams = nil }
+            return Array(streams?.values ?? [:].values)
+        }
+        for stream in open { stream.close() }
+        MHD_stop_daemon(running.pointer)
+    }
+
+    deinit { stop() }
+
+    // MARK: - libmicrohttpd's callbacks
+
+    /// What one request collects across the calls libmicrohttpd makes for it.
+    private final class PendingRequest {
+        var body: [UInt8] = []
+        var tooLarge = false
+    }
+
+    private static let access: MHD_AccessHandlerCallback = { context, connection, url, method, _, data, size, pending in
+        guard let context, let connection, let url, let method, let size, let pending else { return .NO }
+        let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+        // The first call has the headers only: keep a place for the body.
+        guard let existing = pending.pointee else {
+            pending.pointee = Unmanaged.passRetained(PendingRequest()).toOpaque()
+            return .YES
+        }
+        let request = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
+        if size.pointee > 0 {
+            if !request.tooLarge, let data {
+                if request.body.count + size.pointee > server.maximumBodyBytes {
+                    request.tooLarge = true
+                    request.body = []
+                } else {
+                    request.body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: size.pointee))
+                }
+            }
+            size.pointee = 0
+            return .YES
+        }
+        var headers: [String: String] = [:]
+        for name in readHeaders {
+            if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, name) {
+                headers[name] = String(cString: value)
+            }
+        }
+        let response = server.handler(
+            HTTPRequest(
+                method: String(cString: method), path: String(cString: url), headers: headers, body: request.body,
+                bodyTooLarge: request.tooLarge))
+        if case .events(let stream) = response { server.opened(stream) }
+        return queue(response, on: connection, server: context)
+    }
+
+    private static let completed: MHD_RequestCompletedCallback = { _, _, pending, _ in
+        guard let pending, let existing = pending.pointee else { return }
+        Unmanaged<PendingRequest>.fromOpaque(existing).release()
+        pending.pointee = nil
+    }
+
+    /// Tracks an event stream until its connection ends (or closes it at once when stopping).
+    private func opened(_ stream: EventStream) {
+        let tracked = streams.withLock { streams -> Bool in
+            guard streams != nil else { return false }
+            streams![ObjectIdentifier(stream)] = stream
+            return true
+        }
+        if !tracked { stream.close() }
+    }
+
+    fileprivate func ended(_ stream: EventStream) {
+        stream.close()
+        streams.withLock { _ = $0?.removeValue(forKey: ObjectIdentifier(stream)) }
+    }
+
+    /// What the event stream's callbacks get: the stream, and the server to tell when it ends.
+    private final class StreamContext {
+        let stream: EventStream
+        let server: UnsafeMutableRawPointer
+        init(stream: EventStream, server: UnsafeMutableRawPointer) {
+            self.stream = stream
+            self.server = server
+        }
+    }
+
+    private static func queue(_ response: HTTPResponse, on connection: OpaquePointer, server: UnsafeMutableRawPointer) -> MHD_Result {
+        let made: OpaquePointer?
+        var headers: [(String, String)] = [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff")]
+        switch response {
+        case .full(_, let contentType, let body, let extra):
+            made = body.withUnsafeBytes {
+                aabridge_mhd_copied_response(body.count, $0.baseAddress)
+            }
+            headers.append(("Content-Type", contentType))
+            headers.append(contentsOf: extra)
+        case .events(let stream):
+            made = MHD_create_response_from_callback(
+                UInt64.max, 4096, readEvents, Unmanaged.passRetained(StreamContext(stream: stream, server: server)).toOpaque(),
+                releaseEvents)
+            headers.append(("Content-Type", "text/event-stream"))
+        }
+        guard let made else { return .NO }
+        defer { MHD_destroy_response(made) }
+        for (name, value) in headers { _ = MHD_add_response_header(made, name, value) }
+        return MHD_queue_response(connection, UInt32(response.status), made)
+    }
+
+    private static let readEvents: MHD_ContentReaderCallback = { context, _, buffer, maximum in
+        guard let context, let buffer else { return aabridge_mhd_end_of_stream() }
+        let stream = Unmanaged<StreamContext>.fromOpaque(context).takeUnretainedValue().stream
+        guard let count = stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: maximum)) else {
+            return aabridge_mhd_end_of_stream()
+        }
+        return count
+    }
+
+    /// The response is gone (written out, or the client left): the stream is closed, so
+    /// the runtime stops sending to it.
+    private static let releaseEvents: MHD_ContentReaderFreeCallback = { context in
+        guard let context else { return }
+        let ended = Unmanaged<StreamContext>.fromOpaque(context).takeRetainedValue()
+        Unmanaged<HTTPServer>.fromOpaque(ended.server).takeUnretainedValue().ended(ended.stream)
+    }
+}
