@@ -96,7 +96,9 @@ extension MQTTClient {
             }
             waitingMessages.add(1, ordering: .relaxed)
         }
-        incoming.append(message)
+        // The network thread wakes the consumer once it has read what is at hand
+        // (MQTTClient.superviseConnection).
+        incoming.append(message, wake: false)
     }
 
     /// Whether `topic` matches one of ``MQTTConfiguration/priorityFilters``; on the C strings,

@@ -38,16 +38,16 @@ extension MQTTClient {
             var rc = connect(mosq)
             var failure: MQTTError?
             if rc == MOSQ_ERR_SUCCESS.rawValue {
-                var quickAcknowledgement = QuickAcknowledgement()
                 repeat {
-                    quickAcknowledgement.renew(mosq)
-                    rc = mosquitto_loop(mosq, 1000, 1)
+                    acknowledgeQuickly(mosq)
+                    rc = readWhatIsAtHand(mosq)
                     if rc == MOSQ_ERR_SUCCESS.rawValue { advanceConnection() }
                 } while rc == MOSQ_ERR_SUCCESS.rawValue && !isStopping
                 if isStopping {
                     // Let the DISCONNECT queued by disconnect() reach the socket.
                     var flushes = 0
                     while mosquitto_loop(mosq, 100, 1) == MOSQ_ERR_SUCCESS.rawValue && flushes < 20 { flushes += 1 }
+                    incoming.wakeConsumer()
                     break
                 }
                 failure =
@@ -80,6 +80,43 @@ extension MQTTClient {
         }
         finishSupervisor()
     }
+
+    /// Asks the kernel to acknowledge what arrives next at once (Linux's quick-ack mode
+    /// lapses, so this is renewed before every wait for data). Brokers leave Nagle's algorithm
+    /// on by default (mosquitto's `set_tcp_nodelay false`), so with a delayed ACK here a small
+    /// message to this client waits behind the previous one's ACK (figures in
+    /// docs/performance.md, "MQTT client notes"; renewing it at most once a millisecond
+    /// instead brought that 40 ms wait back at 5,000 messages a second).
+    private func acknowledgeQuickly(_ mosq: OpaquePointer) {
+        let fd = mosquitto_socket(mosq)
+        guard fd >= 0 else { return }
+        var on: Int32 = 1
+        _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_QUICKACK, &on, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    /// One turn of the loop (waiting up to a second for something to read), then more turns
+    /// without waiting while each brings a message, at most ``readBurst``; the consumer is woken
+    /// once, after them. libmosquitto reads one packet per turn, so in a flood this wakes the
+    /// consumer once per burst instead of once per message, the cost that made the difference
+    /// to a plain C subscriber (docs/performance.md, "Ingest against mosquitto_sub").
+    private func readWhatIsAtHand(_ mosq: OpaquePointer) -> Int32 {
+        defer { incoming.wakeConsumer() }
+        var received = messagesInCount.load(ordering: .relaxed)
+        var rc = mosquitto_loop(mosq, 1000, 1)
+        var turns = 1
+        while rc == MOSQ_ERR_SUCCESS.rawValue, turns < Self.readBurst {
+            let now = messagesInCount.load(ordering: .relaxed)
+            guard now != received else { break }
+            received = now
+            rc = mosquitto_loop(mosq, 0, 1)
+            turns += 1
+        }
+        return rc
+    }
+
+    /// Turns of the loop read before the consumer is woken (a message waits at most this many
+    /// packets' reading for it).
+    static let readBurst = 64
 
     /// Moves an accepted connection on, after each turn of the loop (so after libmosquitto has
     /// finished with the packets it read, its re-sends on a CONNACK included):

@@ -21,9 +21,26 @@ public final class MessageQueue: Sendable {
 
     /// Appends `message` and wakes the consumer if it waits. After ``finish()`` it is dropped.
     public func append(_ message: MQTTMessage) {
+        append(message, wake: true)
+    }
+
+    /// Appends `message`; with `wake` false the consumer is left asleep until ``wakeConsumer()``,
+    /// so that a producer with several messages at hand wakes it once for all of them.
+    public func append(_ message: MQTTMessage, wake: Bool) {
         let consumer = state.withLock { state -> UnsafeContinuation<Void, Never>? in
             guard !state.finished else { return nil }
             state.messages.append(message)
+            guard wake else { return nil }
+            defer { state.consumer = nil }
+            return state.consumer
+        }
+        consumer?.resume()
+    }
+
+    /// Wakes the consumer if it waits and messages are there for it.
+    public func wakeConsumer() {
+        let consumer = state.withLock { state -> UnsafeContinuation<Void, Never>? in
+            guard !state.messages.isEmpty else { return nil }
             defer { state.consumer = nil }
             return state.consumer
         }

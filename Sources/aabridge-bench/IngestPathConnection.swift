@@ -11,7 +11,8 @@ final class IngestPathConnection: MQTTConnection {
     let connectionStates: AsyncStream<MQTTConnectionState>
     private let states: AsyncStream<MQTTConnectionState>.Continuation
     private let responseTopic: String
-    private let recorded = Mutex<(count: Int, responses: [[UInt8]])>((0, []))
+    private let listTopic = "aabridge/bridge/accessories"
+    private let recorded = Mutex<(count: Int, responses: [[UInt8]], lists: Int)>((0, [], 0))
 
     init(responseTopic: String) {
         self.responseTopic = responseTopic
@@ -20,12 +21,15 @@ final class IngestPathConnection: MQTTConnection {
 
     /// Responses published on the response topic so far.
     var responses: Int { recorded.withLock { $0.responses.count } }
+    /// Publications of `bridge/accessories` so far.
+    var accessoryLists: Int { recorded.withLock { $0.lists } }
 
     @discardableResult
     func enqueue(topic: String, payload: [UInt8], qos: MQTTQoS, retain: Bool) -> Bool {
         recorded.withLock { recorded in
             recorded.count += 1
             if topic == responseTopic { recorded.responses.append(payload) }
+            if topic == listTopic { recorded.lists += 1 }
         }
         return true
     }
