@@ -36,6 +36,7 @@ enum RunCommand {
         }
         defer { lock.release() }
         if let warning = lock.warning { printError("aabridge: storage.path: \(warning)") }
+        ResidentMemory.fixHeapThresholds()
         let store: AccessoryStore
         do {
             store = try AccessoryStore(path: configuration.storage.path)
