@@ -1,5 +1,16 @@
 import AccessoryKit
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 extension ConfigurationDecoder {
     /// The top-level keys.
@@ -251,7 +262,7 @@ extension ConfigurationDecoder {
             rest = server.dropFirst("mqtts://".count)
         } else {
             // Only the scheme is repeated: whatever follows it might hold a password.
-            let scheme = server.range(of: "://").map { "scheme '\(server[..<$0.lowerBound])'" } ?? "no scheme"
+            let scheme = server.firstRange(of: "://").map { "scheme '\(server[..<$0.lowerBound])'" } ?? "no scheme"
             report("expected mqtt://host:port or mqtts://host:port, found \(scheme)")
             return nil
         }

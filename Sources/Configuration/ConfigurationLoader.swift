@@ -1,5 +1,16 @@
 import AccessoryKit
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Reads, overrides and validates the configuration file: every error at once, each with its key path.
 public enum ConfigurationLoader {
@@ -106,29 +117,37 @@ public enum ConfigurationLoader {
 
     /// The file's bytes, refusing oversize files before reading them whole.
     static func readFile(_ path: String) -> Result<[UInt8], ConfigurationIssue> {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
             return .failure(
                 ConfigurationIssue(path: "", message: "cannot read the configuration '\(path)': no such file (name it with --config PATH)"))
         }
-        guard !isDirectory.boolValue else {
+        guard status.st_mode & S_IFMT != S_IFDIR else {
             return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration '\(path)': it is a directory"))
         }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
             return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration '\(path)': permission denied"))
         }
-        defer { try? handle.close() }
-        do {
-            let data = try handle.read(upToCount: maximumFileSize + 1) ?? Data()
-            guard data.count <= maximumFileSize else {
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        while bytes.count <= maximumFileSize {
+            let count = read(descriptor, &chunk, chunk.count)
+            if count == 0 { break }
+            guard count > 0 else {
+                if errno == EINTR { continue }
                 return .failure(
-                    ConfigurationIssue(
-                        path: "", message: "the file is larger than \(maximumFileSize) bytes; a configuration is a few kilobytes"))
+                    ConfigurationIssue(path: "", message: "cannot read the configuration: \(String(cString: strerror(errno)))"))
             }
-            return .success([UInt8](data))
-        } catch {
-            return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration: \(error.localizedDescription)"))
+            bytes.append(contentsOf: chunk[0..<count])
         }
+        guard bytes.count <= maximumFileSize else {
+            return .failure(
+                ConfigurationIssue(
+                    path: "", message: "the file is larger than \(maximumFileSize) bytes; a configuration is a few kilobytes"))
+        }
+        return .success(bytes)
     }
 
     /// The short host name (before the first dot), or `localhost`.

@@ -1,4 +1,14 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The `posix_spawn` attributes every child this project starts needs: an empty signal mask
 /// and default dispositions for the signals a parent may block or ignore. Test runners block

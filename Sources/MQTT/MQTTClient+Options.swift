@@ -1,5 +1,16 @@
 import CMosquitto
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 extension MQTTClient {
     /// Applies ``configuration`` to the libmosquitto handle; called once, from init.

@@ -1,14 +1,43 @@
 import CMosquitto
-import Foundation
+import Dispatch
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 extension MQTTClient {
     /// Starts the network thread. It holds the client strongly until it stops, which is what
     /// keeps the unretained user-data pointer in the callbacks valid.
     func startSupervisor() {
-        let thread = Thread { [self] in superviseConnection() }
-        thread.name = "mqtt-\(configuration.clientID)"
-        thread.start()
+        // A POSIX thread, as Foundation's `Thread` would be: this module imports only
+        // FoundationEssentials, which has none. The thread releases the retain when it ends.
+        let client = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let started = pthread_create(
+            &thread, nil,
+            { context in
+                Unmanaged<MQTTClient>.fromOpaque(context!).takeRetainedValue().superviseConnection()
+                return nil
+            }, client)
+        precondition(started == 0, "cannot start the MQTT network thread: \(String(cString: strerror(started)))")
+        // Linux keeps 15 bytes of a thread's name.
+        _ = Self.setThreadName?(thread, String("mqtt-\(configuration.clientID)".utf8.prefix(15))!)
+        pthread_detach(thread)
     }
+
+    /// glibc's `pthread_setname_np` (a GNU extension the Glibc module does not export), looked
+    /// up by name; nil elsewhere.
+    private static let setThreadName: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32)? = dlsym(
+        nil, "pthread_setname_np"
+    ).map { unsafeBitCast($0, to: (@convention(c) (pthread_t, UnsafePointer<CChar>) -> Int32).self) }
 
     /// One CONNECT, with the Maximum Packet Size and Session Expiry Interval properties on MQTT 5.
     private func connect(_ mosq: OpaquePointer) -> Int32 {
@@ -76,7 +105,7 @@ extension MQTTClient {
             let delay = configuration.reconnect.delay(attempt: failedAttempts, random: Double.random(in: 0..<1, using: &generator))
             failedAttempts += 1
             let milliseconds = Int(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)
-            _ = wakeUp.wait(timeout: .now() + .milliseconds(milliseconds))
+            _ = wakeUp.wait(timeout: .now() + DispatchTimeInterval.milliseconds(milliseconds))
         }
         finishSupervisor()
     }

@@ -1,7 +1,18 @@
 import CMosquitto
 import Dispatch
-import Foundation
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A Swift 6 MQTT client over libmosquitto, with its own connection supervisor.
 ///

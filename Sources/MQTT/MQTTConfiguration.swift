@@ -120,7 +120,7 @@ public struct MQTTServerAddress: Sendable, Hashable {
     public init(parsing url: String) throws(MQTTError) {
         var rest = Substring(url)
         usesTLS = false
-        if let range = rest.range(of: "://") {
+        if let range = rest.firstRange(of: "://") {
             let scheme = rest[..<range.lowerBound].lowercased()
             switch scheme {
             case "mqtt", "tcp": usesTLS = false

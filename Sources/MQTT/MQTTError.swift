@@ -1,5 +1,16 @@
 import CMosquitto
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Every failure of the MQTT client: one struct with a code a program can switch over and a
 /// message a person can act on (libmosquitto's `mosquitto_strerror` / reason-code text).

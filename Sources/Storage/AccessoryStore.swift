@@ -1,7 +1,18 @@
 import AccessoryKit
 import CSQLite
-import Foundation
 import Synchronization
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The durable state of the bridge: paired accessories, their AudioAccessoryKit
 /// registrations, their connected sources and the migration flag, in one SQLite file.
@@ -207,8 +218,14 @@ extension AccessoryStore {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
             throw StorageError(
-                .cannotOpen, message: "cannot create the directory \(directory) for storage.path \(path): \(error.localizedDescription)")
+                .cannotOpen, message: "cannot create the directory \(directory) for storage.path \(path): \(reason(error))")
         }
+    }
+
+    /// What went wrong, in the C library's words when the error carries a POSIX code.
+    private static func reason(_ error: any Error) -> String {
+        let posix = (error as? CocoaError)?.userInfo["NSUnderlyingError"] as? POSIXError
+        return posix.map { String(cString: strerror($0.code.rawValue)) } ?? "\(error)"
     }
 
     /// Checks whose database this is, sets the connection's pragmas and migrates.
@@ -276,9 +293,7 @@ extension AccessoryStore {
     /// offset 68 is a damaged aabridge database (restore a backup); anything else, a text
     /// file or another format, never was one (`.notAStore`: point storage.path elsewhere).
     static func notADatabase(path: String, error: StorageError) -> StorageError {
-        let handle = FileHandle(forReadingAtPath: path)
-        let header = [UInt8]((try? handle?.read(upToCount: 100)) ?? Data())
-        try? handle?.close()
+        let header = firstBytes(of: path, count: 100)
         let count = header.count
         let storedID = count >= 72 ? header[68..<72].reduce(Int64(0)) { $0 << 8 | Int64($1) } : 0
         if storedID == StoreSchema.applicationID {
@@ -358,4 +373,16 @@ extension AccessoryStore {
     static func value(_ address: BluetoothAddress?) -> SQLiteConnection.Value { address.map { value($0) } ?? .null }
 
     static func value(_ text: String?) -> SQLiteConnection.Value { text.map { .text($0) } ?? .null }
+}
+
+/// Up to `count` bytes from the start of a file; empty when it cannot be read. (Outside
+/// `AccessoryStore`, whose `close()` would hide the C library's.)
+private func firstBytes(of path: String, count: Int) -> [UInt8] {
+    let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+    guard descriptor >= 0 else { return [] }
+    defer { close(descriptor) }
+    var bytes = [UInt8](repeating: 0, count: count)
+    let read = pread(descriptor, &bytes, count, 0)
+    bytes.removeLast(count - max(0, read))
+    return bytes
 }

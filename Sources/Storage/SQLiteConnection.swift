@@ -1,5 +1,16 @@
 import CSQLite
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One SQLite connection with a cache of prepared statements: the thin C-facing layer
 /// under `AccessoryStore`.
@@ -40,8 +51,7 @@ final class SQLiteConnection {
         if immutable && readOnly {
             flags |= SQLITE_OPEN_URI
             // A URI path: escape what URIs give a meaning to.
-            let escaped = path.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "?", with: "%3f")
-                .replacingOccurrences(of: "#", with: "%23")
+            let escaped = path.replacing("%", with: "%25").replacing("?", with: "%3f").replacing("#", with: "%23")
             name = "file:\(escaped)?immutable=1"
         }
         var db: OpaquePointer?

@@ -21,6 +21,10 @@ let benchmarks: [(name: String, summary: String, run: () async throws -> Void)] 
     ),
     ("memory", "RSS of aabridge run with 0/1k/10k/100k accessories; startup time at 10k", MemoryBenchmark.run),
     (
+        "memory-breakdown", "heap bytes per accessory of each structure the runtime keeps (10k/100k, in process)",
+        MemoryBreakdownBenchmark.run
+    ),
+    (
         "identity", "IRK resolution per sighting (10/100/1,000 keys; --callgrind: instructions) and aabridge RSS under a 1 M address flood",
         IdentityBenchmark.run
     ),

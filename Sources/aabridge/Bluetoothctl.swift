@@ -1,6 +1,17 @@
 import AccessoryKit
-import Foundation
 import Telemetry
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// BlueZ's `bluetoothctl`, asked for this computer's controller and for the devices connected
 /// to it (`aabridge report-sources`). Every answer is read by ``BluetoothctlOutput``.
@@ -82,7 +93,7 @@ struct Bluetoothctl {
     private func failure(_ arguments: [String], _ output: ToolProcess.Output) -> Failure {
         let command = (["bluetoothctl"] + arguments).joined(separator: " ")
         let how = output.status.map { "exit status \($0)" } ?? "killed by a signal"
-        var said = BluetoothctlOutput.lines(output.text).prefix(3).map { $0.trimmingCharacters(in: .whitespaces) }.joined(
+        var said = BluetoothctlOutput.lines(output.text).prefix(3).map { String($0.trimmingWhitespace) }.joined(
             separator: "; ")
         if said.count > 200 { said = String(said.prefix(200)) + "…" }
         return Failure(message: "'\(command)' failed (\(how))\(said.isEmpty ? "" : ": \(said)")")

@@ -1,7 +1,18 @@
 import Bridge
 import Configuration
-import Foundation
 import MQTT
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The command line: a subcommand, then options. Exit status 0 on success, 2 for an invalid
 /// configuration or usage (as configuration.md says; an unknown option or one without its
@@ -129,5 +140,5 @@ enum Command {
 }
 
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    StandardStream.error.writeLine(message)
 }

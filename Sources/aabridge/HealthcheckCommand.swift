@@ -1,8 +1,19 @@
 import Bridge
 import Configuration
-import Foundation
 import JSON
 import MQTT
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `aabridge healthcheck [--config PATH]`: exit 0 only when the broker is reachable, the
 /// bridge's retained `bridge/state` is online and its `bridge/health` is fresher than three
@@ -88,8 +99,6 @@ enum HealthcheckCommand {
 
     /// Parses the bridge's own `2026-11-29T10:15:30.123Z` format into seconds since 1970.
     static func parseTime(_ text: String) -> Double? {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)?.timeIntervalSince1970
+        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text))?.timeIntervalSince1970
     }
 }

@@ -1,11 +1,22 @@
 import AccessoryKit
 import Bridge
 import Configuration
-import Foundation
 import JSON
 import MQTT
 import Synchronization
 import Telemetry
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `aabridge keys import-bluez`: sets accessories' IRKs from the pairings BlueZ keeps on a Linux
 /// gateway box, through the running bridge's `accessory/keys` request (mqtt-api.md), so that the
@@ -394,8 +405,8 @@ enum KeysCommand {
     /// Names as people type them: case, surrounding spaces and the kind of apostrophe (Apple
     /// names accessories "Alice’s AirPods" with U+2019) do not tell two names apart.
     static func comparable(_ name: String) -> String {
-        name.trimmingCharacters(in: .whitespaces).lowercased().replacingOccurrences(of: "\u{2019}", with: "'")
-            .replacingOccurrences(of: "\u{2018}", with: "'")
+        name.trimmingWhitespace.lowercased().replacing("\u{2019}", with: "'")
+            .replacing("\u{2018}", with: "'")
     }
 
     // MARK: - Input

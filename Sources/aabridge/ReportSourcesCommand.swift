@@ -2,11 +2,22 @@ import AccessoryKit
 import Bridge
 import Configuration
 import Dispatch
-import Foundation
 import JSON
 import MQTT
 import Synchronization
 import Telemetry
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `aabridge report-sources`: runs on a Linux desktop, one of the *sources* accessories play
 /// from, and tells the running bridge which of its accessories are connected to this computer
@@ -251,7 +262,7 @@ enum ReportSourcesCommand {
     /// Writes one line to standard output at once (unbuffered): a pipe or journald sees each
     /// change as it happens, not when a buffer fills.
     static func say(_ line: String) {
-        FileHandle.standardOutput.write(Data((line + "\n").utf8))
+        StandardStream.output.writeLine(line)
     }
 
     /// `connected A1:B2:C3:D4:E5:F6 (Alice's AirPods) to 11:22:33:44:55:66`.

@@ -1,8 +1,19 @@
 import Bridge
 import Configuration
-import Foundation
 import MQTT
 import Storage
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `aabridge run`: loads and validates the configuration (exit 2 with every error), takes
 /// the database's lock (exit 3 when another aabridge holds it), opens the database (exit 1
@@ -25,6 +36,7 @@ enum RunCommand {
         }
         defer { lock.release() }
         if let warning = lock.warning { printError("aabridge: storage.path: \(warning)") }
+        ResidentMemory.fixHeapThresholds()
         let store: AccessoryStore
         do {
             store = try AccessoryStore(path: configuration.storage.path)

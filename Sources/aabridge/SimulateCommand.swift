@@ -1,8 +1,19 @@
 import Bridge
 import Configuration
-import Foundation
 import JSON
 import MQTT
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// `aabridge simulate --config PATH --scenario FILE`: publishes a recorded scenario of
 /// gateway messages (and requests) to the configured broker, with its timings.
@@ -65,7 +76,7 @@ enum SimulateCommand {
         }
         var steps: [Step] = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = String(rawLine.trimmingWhitespace)
             if line.isEmpty || line.hasPrefix("#") || line.hasPrefix("//") { continue }
             let location = "\(path):\(index + 1)"
             let value: JSONValue

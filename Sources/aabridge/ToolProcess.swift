@@ -1,6 +1,17 @@
 import Dispatch
-import Foundation
 import LocalProcess
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Runs a short-lived tool (`bluetoothctl`) and collects what it prints, standard output and
 /// standard error together, with a deadline.

@@ -143,4 +143,17 @@ struct ValueTypeTests {
         #expect(hardware.placement(worn: worn) == expected)
         #expect(expected.isWorn == worn)
     }
+
+    // MARK: Trimming white space (what Foundation's trimmingCharacters did for the executable)
+
+    @Test(
+        "trimmingWhitespace drops spaces, tabs and line breaks at both ends only",
+        arguments: [
+            ("  Alice's AirPods \t\n", "Alice's AirPods"), ("1234\n", "1234"), ("\r\n x y \u{00A0}", "x y"), ("a", "a"),
+            ("", ""), (" \t\n ", ""),
+        ])
+    func trimmingWhitespace(text: String, expected: String) {
+        #expect(text.trimmingWhitespace == expected)
+        #expect(text[...].trimmingWhitespace == expected)
+    }
 }

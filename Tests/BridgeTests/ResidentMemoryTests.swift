@@ -13,4 +13,9 @@ struct ResidentMemoryTests {
         ResidentMemory.releaseFreedHeap()
         #expect(ResidentMemory.bytes() > 0)
     }
+
+    @Test("glibc takes the fixed heap thresholds aabridge run sets (mallopt found, both parameters accepted)")
+    func heapThresholds() {
+        #expect(ResidentMemory.fixHeapThresholds())
+    }
 }

@@ -391,14 +391,12 @@ extension BridgeEngine {
     /// bound: the scan runs about once per window instead of on every tick.
     mutating func expireRooms(now: Timestamp) {
         var next: Timestamp?
-        var index = records.startIndex
-        while index != records.endIndex {
+        for index in records.values.indices {
             let (moved, due) = Self.update(&records.values[index].room) { room in
                 (room.expire(at: now), room.nextExpiry)
             }
             if moved { markChanged(records.keys[index]) }
             if let due, next.map({ due < $0 }) ?? true { next = due }
-            records.formIndex(after: &index)
         }
         roomCheckAt = next
     }

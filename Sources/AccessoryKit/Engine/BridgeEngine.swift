@@ -50,7 +50,7 @@ public struct BridgeEngine: Sendable {
     /// Whether the configured migration has run.
     public internal(set) var migrationComplete: Bool
 
-    var records: [BluetoothAddress: Record] = [:]
+    var records = AccessoryTable<Record>()
     /// source -> accessories whose configuration lists it, so a route is recomputed
     /// from a handful of accessories instead of all of them.
     var sourceIndex: [BluetoothAddress: [BluetoothAddress]] = [:]

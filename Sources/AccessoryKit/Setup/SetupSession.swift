@@ -16,7 +16,7 @@ public struct SetupSession: Hashable, Sendable {
 
     public private(set) var state: State = .idle
     /// Known accessories (authorized or awaiting authorization) by id.
-    public private(set) var accessories: [BluetoothAddress: Accessory]
+    public private(set) var accessories: AccessoryTable<Accessory>
     /// The presented picker, nil when idle.
     public private(set) var picker: Picker?
     /// The configured products (picker display items), in order.
@@ -31,7 +31,7 @@ public struct SetupSession: Hashable, Sendable {
         products: [Product], accessories: [Accessory] = [], immediateRSSI: Int = -50, availabilityTimeoutMilliseconds: Int64 = 120_000
     ) {
         self.products = products
-        self.accessories = Dictionary(accessories.map { ($0.id, $0) }, uniquingKeysWith: { _, last in last })
+        self.accessories = AccessoryTable(accessories.map { ($0.id, $0) })
         self.immediateRSSI = immediateRSSI
         self.availabilityTimeoutMilliseconds = availabilityTimeoutMilliseconds
     }

@@ -1,6 +1,17 @@
 import AccessoryKit
-import Foundation
 import JSON
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Turns `bridge/request/<name>` payloads into engine requests. A payload that is not a JSON
 /// object, lacks a required key or has one of the wrong type is refused here with
@@ -141,7 +152,7 @@ public enum RequestDecoder {
     /// characters; `nil` when absent.
     static func displayName(_ payload: JSONValue) throws(DecodeError) -> String? {
         guard let name = try optionalString(payload, "name") else { return nil }
-        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = String(name.trimmingWhitespace)
         guard !trimmed.isEmpty, trimmed.count <= Accessory.maximumNameLength else {
             throw DecodeError("'name' must be 1-\(Accessory.maximumNameLength) characters")
         }

@@ -1,5 +1,16 @@
 import AccessoryKit
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Wall-clock time as the engine's `Timestamp`; the only place the runtime reads the clock.
 public enum BridgeClock {

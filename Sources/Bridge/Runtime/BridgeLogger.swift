@@ -1,6 +1,17 @@
 import AccessoryKit
-import Foundation
 import JSON
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Log lines on stderr, as text or JSON lines, filtered by level. Warnings and errors are
 /// also handed to `forward` (the runtime publishes them on `bridge/log`). Callers never pass
@@ -42,7 +53,7 @@ public struct BridgeLogger: Sendable {
             json
             ? JSONValue.object([("level", .string(level.name)), ("message", .string(message)), ("at", .string(time))]).serialized
             : "\(time) \(level.name.uppercased()) \(message)"
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        StandardStream.error.writeLine(line)
     }
 
     public func debug(_ message: @autoclosure () -> String) { if minimum <= .debug { log(.debug, message()) } }

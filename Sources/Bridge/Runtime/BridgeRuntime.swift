@@ -1,11 +1,22 @@
 import AccessoryKit
 import Configuration
-import Foundation
 import HomeAssistant
 import JSON
 import MQTT
 import Storage
 import Telemetry
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// The running bridge: three stages around the engine, driven by one task.
 ///

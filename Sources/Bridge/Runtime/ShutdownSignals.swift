@@ -1,5 +1,16 @@
 import Dispatch
-import Foundation
+
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// SIGTERM and SIGINT as an async sequence, the way swift-service-lifecycle delivers them:
 /// the default handlers are replaced so the process can shut down gracefully (publish
