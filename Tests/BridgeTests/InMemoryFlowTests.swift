@@ -50,6 +50,39 @@ struct InMemoryFlowTests {
         }
     }
 
+    /// `bridge/accessories` is built from the states as published on each accessory's topic
+    /// (not rebuilt from the engine, which also holds what sightings refresh between two
+    /// publications: `rssi`, `last_seen`): after a sighting that publishes nothing, a rename
+    /// and a removal it is exactly the latest retained state of every remaining accessory,
+    /// sorted by id.
+    @Test("bridge/accessories lists each accessory's state as last published on its topic, by id; a removed one leaves it")
+    func accessoryListMirrorsPublishedStates() async throws {
+        try await Self.withRuntime { connection in
+            let telemetry = "aabridge/telemetry/livingroom/\(Fixture.speakerTopic)"
+            let speakerState = "aabridge/accessory/\(Fixture.speakerTopic)"
+            connection.deliver(telemetry, #"{"rssi":-70}"#)
+            await connection.waitFor(speakerState) { $0["rssi"] == -70 }
+            let published = connection.published.messages(on: speakerState).count
+            connection.deliver(telemetry, #"{"rssi":-71}"#) // refreshes the engine's record only
+            #expect(await connection.request("accessory/rename", #""id":"\#(Fixture.airPods)","name":"Den AirPods""#)?["status"] == "ok")
+            #expect(await connection.request("accessory/remove", #""id":"\#(Fixture.airPods)""#)?["status"] == "ok")
+            let list = await connection.waitFor("aabridge/bridge/accessories") { list in
+                !(list.arrayValue ?? []).contains { $0["id"] == .string(Fixture.airPods) }
+            }
+            #expect(connection.published.messages(on: speakerState).count == published, "the second sighting published no state")
+            let entries = try #require(list?.arrayValue)
+            let ids = entries.compactMap { $0["id"]?.stringValue }
+            #expect(ids == ids.sorted(), "sorted by id: \(ids)")
+            #expect(!ids.isEmpty)
+            for entry in entries {
+                let id = try #require(entry["id"]?.stringValue)
+                let topic = "aabridge/accessory/\(id.replacingOccurrences(of: ":", with: ""))"
+                #expect(connection.json(on: topic).last == entry, "the list's entry for \(id) is its last published state")
+            }
+            #expect(connection.published.messages(on: "aabridge/accessory/\(Fixture.airPodsTopic)").last?.payload.isEmpty == true)
+        }
+    }
+
     @Test("picker, a real advertisement, select: registered; worn with a source connected routes the source")
     func pairingToDecision() async throws {
         try await Self.withRuntime { connection in

@@ -29,9 +29,10 @@ final class Publisher {
     /// message per advertisement.
     private var statePublishedAt: [BluetoothAddress: Timestamp] = [:]
     static let stateRefreshMilliseconds: Int64 = 30_000
-    /// Each accessory's last serialized state object, reused for `bridge/accessories`. A
-    /// 64-bit hash of the state stands for the state: a copy per accessory would double the
-    /// memory the states take.
+    /// Each accessory's state object as last published on its topic, which is what
+    /// `bridge/accessories` lists. A 64-bit hash of the state stands for the state (a copy
+    /// per accessory would double the memory the states take): a state published again
+    /// unchanged reuses its text.
     private var serializedStatuses: [BluetoothAddress: (hash: Int, bytes: [UInt8])] = [:]
     /// The availability last published per accessory: the engine reports only changes, so an
     /// accessory added while the bridge runs would otherwise have no availability topic.
@@ -99,6 +100,7 @@ final class Publisher {
             if let device = homeAssistant?.changed(status) { publishRetained(device.topic, device.payload) }
         case .accessoryRemoved(let id):
             statePublishedAt[id] = nil
+            serializedStatuses[id] = nil
             publishedAvailability[id] = nil
             // An empty retained payload clears the topic on the broker.
             enqueue(topics.accessory(id), [], retain: true)
@@ -177,7 +179,8 @@ final class Publisher {
             enqueue(topics.accessory(status.accessory.id), statusBytes(status), retain: true)
             publishAvailability(status.accessory.id, status.available)
         }
-        publishAccessoryList(statuses)
+        serializedStatuses = serializedStatuses.filter { id, _ in statePublishedAt[id] == now }
+        publishAccessoryList()
         _ = homeAssistant?.candidatesChanged(Self.candidates(engine.picker))
         for device in homeAssistant?.everything(statuses) ?? [] { publishRetained(device.topic, device.payload) }
         // Every source a registration lists has a route this process has not published yet:
@@ -194,20 +197,22 @@ final class Publisher {
         }
     }
 
-    /// `bridge/accessories`: `[` + each state object + `]`, as JSONValue writes an array,
-    /// each object's text reused while its state is unchanged.
-    func publishAccessoryList(_ statuses: [AccessoryStatus]) {
+    /// `bridge/accessories`: `[` + each accessory's state object as last published on its
+    /// own topic, by id + `]`, as JSONValue writes an array. Built from the published texts:
+    /// building every state again and hashing it, for a list republished up to 20 times a
+    /// second while states change, took milliseconds at 1,000 accessories, on the loop
+    /// (docs/performance.md, "Ingest: what issue 19 changed").
+    func publishAccessoryList() {
         accessoriesDirty = false
-        var list: [UInt8] = [UInt8(ascii: "[")]
-        for (index, status) in statuses.enumerated() {
+        let ids = serializedStatuses.keys.sorted()
+        var list: [UInt8] = []
+        list.reserveCapacity(2 + serializedStatuses.values.reduce(0) { $0 + $1.bytes.count + 1 })
+        list.append(UInt8(ascii: "["))
+        for (index, id) in ids.enumerated() {
             if index > 0 { list.append(UInt8(ascii: ",")) }
-            list.append(contentsOf: statusBytes(status))
+            if let bytes = serializedStatuses[id]?.bytes { list.append(contentsOf: bytes) }
         }
         list.append(UInt8(ascii: "]"))
-        if serializedStatuses.count > statuses.count {
-            let current = Set(statuses.map(\.accessory.id))
-            serializedStatuses = serializedStatuses.filter { current.contains($0.key) }
-        }
         enqueue(topics.bridgeAccessories, list, retain: true)
     }
 

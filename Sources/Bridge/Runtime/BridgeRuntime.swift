@@ -385,7 +385,7 @@ public final class BridgeRuntime {
             case .committed(let step):
                 ingest.track(step.outputs)
                 publisher.publish(step.outputs, at: now, engine: core.engine)
-                if publisher.accessoriesDirty { publisher.publishAccessoryList(core.engine.statuses) }
+                if publisher.accessoriesDirty { publisher.publishAccessoryList() }
                 // An AccessoryControlDevice failure is also among the outputs (accessory/<ID>/error),
                 // where publishing it counted it already: one error, counted once.
                 let counted = step.outputs.contains { if case .accessoryError = $0 { true } else { false } }
@@ -453,7 +453,7 @@ public final class BridgeRuntime {
         // A picker that timed out takes its candidates, and the form's choice, with it.
         syncPairingForm()
         await core.flushDeferredWrites(at: now)
-        if publisher.accessoriesDirty { publisher.publishAccessoryList(core.engine.statuses) }
+        if publisher.accessoriesDirty { publisher.publishAccessoryList() }
         if heapToRelease && connection.outstandingPublishes == 0 {
             heapToRelease = false
             ResidentMemory.releaseFreedHeap()
