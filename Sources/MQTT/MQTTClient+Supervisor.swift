@@ -147,8 +147,8 @@ extension MQTTClient {
     /// packets' reading for it).
     static let readBurst = 64
 
-    /// Moves an accepted connection on, after each turn of the loop (so after libmosquitto has
-    /// finished with the packets it read, its re-sends on a CONNACK included):
+    /// Moves an accepted connection on, after each burst of loop turns (so after libmosquitto
+    /// has finished with the packets it read, its re-sends on a CONNACK included):
     /// - CONNACK accepted → restoring: every subscription is sent again;
     /// - every SUBACK granted → ready: the outbox goes out (after the re-sends, in order),
     ///   ``connectionStates`` says `.connected`, `connect()` returns;
