@@ -19,26 +19,9 @@ extension ConfigurationDecoder {
             http.connectionLimit = limit
         }
         if let timeout = integer(section["timeout_s"], at: section.path("timeout_s"), in: 1...3_600) { http.timeoutSeconds = timeout }
-        let tokenNode = section["token"].flatMap { $0.isNull ? nil : $0 }
-        let fileNode = section["token_file"].flatMap { $0.isNull ? nil : $0 }
-        if let tokenNode, fileNode != nil {
-            fail(section.path("token"), "give token or token_file, not both", at: tokenNode)
-            return
-        }
-        if let tokenNode {
-            guard let token = string(tokenNode, at: section.path("token")) else { return }
-            guard !token.isEmpty else { return fail(section.path("token"), "must not be empty", at: tokenNode) }
-            http.token = Secret(token)
-            return
-        }
-        guard let fileNode, let path = string(fileNode, at: section.path("token_file")) else { return }
-        guard !path.isEmpty else { return fail(section.path("token_file"), "must not be empty", at: fileNode) }
-        switch Self.readSecret(path: path) {
-        case .success(let secret):
-            http.token = Secret(secret)
-            http.tokenFile = path
-        case .failure(let problem):
-            fail(section.path("token_file"), problem.message, at: fileNode)
+        if let (token, file) = secret(section, "token", file: "token_file", refusingEmpty: true) {
+            http.token = token
+            if let file { http.tokenFile = file }
         }
     }
 }

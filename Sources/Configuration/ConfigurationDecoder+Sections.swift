@@ -185,27 +185,43 @@ extension ConfigurationDecoder {
     /// `password` or `password_file` (read here, trailing newline trimmed); never both.
     /// No message repeats the password or the file's content.
     private func password(_ section: Fields, into mqtt: inout MQTTConfiguration) {
-        let passwordNode = section["password"].flatMap { $0.isNull ? nil : $0 }
-        let fileNode = section["password_file"].flatMap { $0.isNull ? nil : $0 }
-        if let passwordNode, fileNode != nil {
-            fail(section.path("password"), "give password or password_file, not both", at: passwordNode)
-            return
+        guard let (password, file) = secret(section, "password", file: "password_file", refusingEmpty: false) else { return }
+        mqtt.password = password
+        if let file { mqtt.passwordFile = file }
+    }
+
+    /// A secret given as `key` or read from the file `file` names (trailing newline
+    /// trimmed), never both; the MQTT password and the HTTP token. No message repeats the
+    /// secret or the file's content.
+    /// - Parameter refusingEmpty: an empty `key` is an error (a file's content is taken as it is).
+    /// - Returns: the secret and the file it was read from; `nil` when neither is given or on
+    ///   an error (reported).
+    func secret(_ section: Fields, _ key: String, file fileKey: String, refusingEmpty: Bool) -> (Secret, file: String?)? {
+        let valueNode = section[key].flatMap { $0.isNull ? nil : $0 }
+        let fileNode = section[fileKey].flatMap { $0.isNull ? nil : $0 }
+        if let valueNode, fileNode != nil {
+            fail(section.path(key), "give \(key) or \(fileKey), not both", at: valueNode)
+            return nil
         }
-        if let passwordNode {
-            if let password = string(passwordNode, at: section.path("password")) { mqtt.password = Secret(password) }
-            return
+        if let valueNode {
+            guard let value = string(valueNode, at: section.path(key)) else { return nil }
+            guard !(refusingEmpty && value.isEmpty) else {
+                fail(section.path(key), "must not be empty", at: valueNode)
+                return nil
+            }
+            return (Secret(value), nil)
         }
-        guard let fileNode, let path = string(fileNode, at: section.path("password_file")) else { return }
+        guard let fileNode, let path = string(fileNode, at: section.path(fileKey)) else { return nil }
         guard !path.isEmpty else {
-            fail(section.path("password_file"), "must not be empty", at: fileNode)
-            return
+            fail(section.path(fileKey), "must not be empty", at: fileNode)
+            return nil
         }
         switch Self.readSecret(path: path) {
         case let .success(secret):
-            mqtt.password = Secret(secret)
-            mqtt.passwordFile = path
+            return (Secret(secret), path)
         case let .failure(problem):
-            fail(section.path("password_file"), problem.message, at: fileNode)
+            fail(section.path(fileKey), problem.message, at: fileNode)
+            return nil
         }
     }
 
