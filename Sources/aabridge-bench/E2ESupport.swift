@@ -368,10 +368,15 @@ enum E2E {
         init(_ description: String) { self.description = description }
     }
 
+    /// This benchmark's own executable (the callgrind measurements run it again under valgrind).
+    static func benchmarkExecutable() -> URL {
+        URL(fileURLWithPath: CommandLine.arguments[0], relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+            .standardizedFileURL
+    }
+
     /// The release `aabridge` next to this benchmark's executable.
     static func aabridgeExecutable() throws -> String {
-        let me = URL(fileURLWithPath: CommandLine.arguments[0], relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
-        let path = me.deletingLastPathComponent().appendingPathComponent("aabridge").standardizedFileURL.path
+        let path = benchmarkExecutable().deletingLastPathComponent().appendingPathComponent("aabridge").standardizedFileURL.path
         guard FileManager.default.isExecutableFile(atPath: path) else {
             throw Failure("\(path) not found: build it first (swift build -c release --product aabridge)")
         }

@@ -146,8 +146,7 @@ enum IdentityBenchmark {
     /// Each case once under callgrind, collecting inside ``measuredLoop(_:_:)`` only: the
     /// instruction count divided by the sightings is exact and repeatable.
     static func callgrind() throws {
-        let me = URL(fileURLWithPath: CommandLine.arguments[0], relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
-            .standardizedFileURL.path
+        let me = E2E.benchmarkExecutable().path
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-bench-callgrind-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -162,10 +161,7 @@ enum IdentityBenchmark {
                         "--tool=callgrind", "--toggle-collect=*measuredLoop*", "--callgrind-out-file=\(out)",
                         me, "identity", "--callgrind-child", "\(keys)", kind.rawValue, "\(count)",
                     ], output: "\(directory)/log")
-                guard child.wait() == 0, let text = try? String(contentsOfFile: out, encoding: .utf8),
-                    let line = text.split(separator: "\n").first(where: { $0.hasPrefix("totals:") || $0.hasPrefix("summary:") }),
-                    let total = Double(line.split(separator: " ").dropFirst().first ?? "")
-                else {
+                guard child.wait() == 0, let total = IngestCallgrind.totalInstructions(out) else {
                     throw E2E.Failure("valgrind failed for \(keys) keys, \(kind.rawValue); see \(directory)/log")
                 }
                 print("identity.instructions_per_sighting_\(kind.rawValue)_\(keys)_irks \(E2E.format(total / Double(count), 0)) Ir")

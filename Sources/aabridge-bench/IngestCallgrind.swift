@@ -49,12 +49,7 @@ enum IngestCallgrind {
         let broker = try IngestBroker()
         defer { broker.stop() }
         let publishers = try await IngestPublishers(broker: broker, accessories: accessories)
-        func wrapper(_ out: String) -> [String] {
-            [
-                "/usr/bin/env", "LD_PRELOAD=\(shim)", "/usr/bin/valgrind", "--tool=callgrind", "--callgrind-out-file=\(out)",
-                "--log-file=\(out).valgrind.log",
-            ]
-        }
+        func wrapper(_ out: String) -> [String] { callgrind(shim: shim, out: out) }
 
         var reference: [Int: [Double]] = [:]
         for subscriberQoS in [1, 0] {
@@ -160,6 +155,15 @@ enum IngestCallgrind {
     }
 
     /// The `totals:` (or `summary:`) instruction count of a callgrind output file.
+    /// The command prefix that runs a program under callgrind with the sigsuspend shim
+    /// preloaded, its counts in `out` and valgrind's log in `out`.valgrind.log.
+    static func callgrind(shim: String, out: String) -> [String] {
+        [
+            "/usr/bin/env", "LD_PRELOAD=\(shim)", "/usr/bin/valgrind", "--tool=callgrind", "--callgrind-out-file=\(out)",
+            "--log-file=\(out).valgrind.log",
+        ]
+    }
+
     static func totalInstructions(_ path: String) -> Double? {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8),
             let line = text.split(separator: "\n").last(where: { $0.hasPrefix("totals:") || $0.hasPrefix("summary:") })

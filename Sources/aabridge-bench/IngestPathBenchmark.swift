@@ -1,6 +1,7 @@
 import Bridge
 import Configuration
 import Foundation
+import LocalProcess
 import MQTT
 import Storage
 
@@ -36,7 +37,8 @@ enum IngestPathBenchmark {
         }
         // Timed, without valgrind.
         let timed = try await measure(count: timedMessages)
-        print("ingest_path.cpu_us_per_msg \(E2E.format(timed.cpuSeconds * 1e6 / Double(timedMessages), 2)) us")
+        let cpuPerMessage = E2E.format(timed.cpuSeconds * 1e6 / Double(timedMessages), 2)
+        print("ingest_path.cpu_us_per_msg \(cpuPerMessage) us")
         print("ingest_path.msgs_per_s \(Int(Double(timedMessages) / timed.seconds)) msg/s")
         guard arguments.contains("--callgrind") else { return }
 
@@ -46,21 +48,15 @@ enum IngestPathBenchmark {
         defer { if !keep { try? FileManager.default.removeItem(atPath: directory) } }
         if keep { print("ingest-path --callgrind: output files kept in \(directory)") }
         let shim = try SigsuspendShim.build(in: directory)
-        let me = try aabridgeBenchExecutable()
+        let me = E2E.benchmarkExecutable().path
         var totals: [Int: Double] = [:]
         for count in [messages, messages / 10] {
             let out = "\(directory)/path.\(count)"
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [
-                "LD_PRELOAD=\(shim)", "/usr/bin/valgrind", "--tool=callgrind", "--callgrind-out-file=\(out)", "--log-file=\(out).log",
-                me, "ingest-path", "--child", "\(count)",
-            ]
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0, let total = IngestCallgrind.totalInstructions(out) else {
-                throw E2E.Failure("ingest-path under callgrind failed (\(process.terminationStatus)); see \(out).log")
+            let command = IngestCallgrind.callgrind(shim: shim, out: out) + [me, "ingest-path", "--child", "\(count)"]
+            let child = try ChildProcess(path: command[0], arguments: Array(command.dropFirst()), output: "\(out).output")
+            let status = child.wait()
+            guard status == 0, let total = IngestCallgrind.totalInstructions(out) else {
+                throw E2E.Failure("ingest-path under callgrind failed (exit status \(status)); see \(out).valgrind.log")
             }
             totals[count] = total
             print("  \(count) messages: \(Int(total)) Ir")
@@ -68,15 +64,9 @@ enum IngestPathBenchmark {
         let perMessage = ((totals[messages] ?? 0) - (totals[messages / 10] ?? 0)) / Double(messages - messages / 10)
         print("ingest_path.callgrind_instructions_per_msg \(Int(perMessage.rounded())) Ir")
         print(
-            "ingest-path: \(Int(perMessage.rounded())) instructions and \(E2E.format(timed.cpuSeconds * 1e6 / Double(timedMessages), 2)) us of CPU "
+            "ingest-path: \(Int(perMessage.rounded())) instructions and \(cpuPerMessage) us of CPU "
                 + "per message through BridgeRuntime without the network (\(timedMessages) timed, \(messages) vs \(messages / 10) under callgrind)"
         )
-    }
-
-    /// The executable running now (the parent starts itself under valgrind).
-    static func aabridgeBenchExecutable() throws -> String {
-        let path = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        return path
     }
 
     static func child(count: Int) async throws {
