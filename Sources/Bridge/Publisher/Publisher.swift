@@ -204,6 +204,12 @@ final class Publisher {
     /// (docs/performance.md, "Ingest: what issue 19 changed").
     func publishAccessoryList() {
         accessoriesDirty = false
+        enqueue(topics.bridgeAccessories, accessoryList(), retain: true)
+    }
+
+    /// The payload of `bridge/accessories` now (``publishAccessoryList()``; also the console's
+    /// snapshot).
+    func accessoryList() -> [UInt8] {
         let ids = serializedStatuses.keys.sorted()
         var list: [UInt8] = []
         list.reserveCapacity(2 + serializedStatuses.values.reduce(0) { $0 + $1.bytes.count + 1 })
@@ -213,7 +219,7 @@ final class Publisher {
             if let bytes = serializedStatuses[id]?.bytes { list.append(contentsOf: bytes) }
         }
         list.append(UInt8(ascii: "]"))
-        enqueue(topics.bridgeAccessories, list, retain: true)
+        return list
     }
 
     func publishGateways(_ gateways: JSONValue) {

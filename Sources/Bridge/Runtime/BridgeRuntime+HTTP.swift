@@ -86,7 +86,7 @@ extension BridgeRuntime {
             ("bridge/health", publisher.health(at: now, engine: engine).bytes),
             ("bridge/gateways", ingest.gateways.payload.bytes),
             ("bridge/picker", publisher.payloads.picker(engine.picker).bytes),
-            ("bridge/accessories", JSONValue.array(engine.statuses.map { publisher.payloads.status($0) }).bytes),
+            ("bridge/accessories", publisher.accessoryList()),
         ]
     }
 
