@@ -106,6 +106,13 @@ extension BridgeConfiguration {
                     ("timeout_s", .int(http.timeoutSeconds)),
                 ])
             ),
+            (
+                "cluster",
+                Self.object([
+                    ("enabled", .bool(cluster.enabled)), ("instance", .string(cluster.instance)),
+                    ("partitions", .int(cluster.partitions)),
+                ])
+            ),
         ])
     }
 

@@ -20,6 +20,8 @@ public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
     public var identity: IdentityConfiguration
     /// The `http:` section: console, metrics, health check.
     public var http: HTTPConfiguration
+    /// The `cluster:` section: several bridges on one PostgreSQL database.
+    public var cluster: ClusterConfiguration
     /// What loads but cannot work as expected (a product whose placement nothing reports, an
     /// Apple descriptor narrower than the model catalogue, ...), with key paths: `validate`
     /// prints them and `run` logs them; none stops the bridge.
@@ -41,6 +43,7 @@ public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
         self.switching = SwitchingSettings()
         self.identity = IdentityConfiguration()
         self.http = HTTPConfiguration()
+        self.cluster = ClusterConfiguration(hostname: hostname)
     }
 
     /// What the engine takes: products, declaration, switching, migrations and the keys.

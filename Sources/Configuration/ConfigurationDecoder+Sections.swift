@@ -16,7 +16,7 @@ extension ConfigurationDecoder {
     /// The top-level keys.
     static let sections = [
         "mqtt", "homeassistant", "storage", "health", "log", "setup", "products", "gateways", "accessories", "sources", "switching",
-        "identity", "http",
+        "identity", "http", "cluster",
     ]
 
     /// The whole file.
@@ -48,6 +48,7 @@ extension ConfigurationDecoder {
             }
         }
         http(top["http"], into: &configuration.http)
+        cluster(top["cluster"], into: &configuration.cluster)
         if let setup = setup(top["setup"]) { configuration.setup = setup }
         configuration.products = products(top["products"])
         configuration.gateways = gateways(top["gateways"], baseTopic: configuration.mqtt.baseTopic)

@@ -15,11 +15,12 @@ enum ConfigurationEnvironment {
         for key in ["placement_debounce_ms", "availability_timeout_s", "immediate_rssi"] { paths.append(["switching", key]) }
         paths.append(["identity", "follow"])
         for key in ConfigurationDecoder.httpKeys { paths.append(["http", key]) }
+        for key in ConfigurationDecoder.clusterKeys { paths.append(["cluster", key]) }
         return paths
     }()
 
     /// The sections whose variables are checked for typos.
-    static let sections = ["MQTT", "HOMEASSISTANT", "STORAGE", "HEALTH", "LOG", "SWITCHING", "IDENTITY", "HTTP"]
+    static let sections = ["MQTT", "HOMEASSISTANT", "STORAGE", "HEALTH", "LOG", "SWITCHING", "IDENTITY", "HTTP", "CLUSTER"]
 
     /// The variable name for a key path: `AABRIDGE_MQTT_RECONNECT_MIN_S`.
     static func variable(for path: [String]) -> String {

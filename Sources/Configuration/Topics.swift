@@ -31,6 +31,8 @@ public struct Topics: Sendable, Hashable {
     public var bridgePairingSet: String { "\(base)/bridge/pairing/set" }
     /// The outcome of the last request (retained), for a sensor that shows a failed press.
     public var bridgeLastResponse: String { "\(base)/bridge/last_response" }
+    /// A cluster instance's state (retained): its partitions and accessories (docs/scaling.md).
+    public func bridgeInstance(_ instance: String) -> String { "\(base)/bridge/instances/\(instance)" }
     /// The filter the bridge subscribes to for requests.
     public var requestFilter: String { "\(base)/bridge/request/#" }
     public func response(_ name: String) -> String { "\(base)/bridge/response/\(name)" }

@@ -18,6 +18,12 @@ final class RuntimeCore {
     /// Registration changes caused by telemetry, latest per accessory.
     private var deferredRegistrations: [BluetoothAddress: Registration] = [:]
 
+    /// In a cluster, what this instance owns: it writes only its own accessories' rows. The engine holds every accessory of the cluster (to recognise them), and its
+    /// ticks change accessories other instances own (their availability expires here, unheard);
+    /// those changes stay in this engine's memory and are never stored. Requests are not
+    /// filtered: the runtime hands this instance only the requests it answers.
+    var ownership: ClusterOwnership?
+
     /// How long deferred telemetry writes wait to be committed together.
     static let deferredCommitMilliseconds: Int64 = 50
 
@@ -121,6 +127,7 @@ final class RuntimeCore {
     /// so the order on disk is the order of the changes.
     /// - Returns: false when that immediate commit failed (nothing is published then).
     private func deferWrites(_ outputs: [EngineOutput], at now: Timestamp, context: StaticString) async -> Bool {
+        let outputs = ownership.map { ownership in outputs.filter { Self.accessory(writtenBy: $0).map(ownership.owns) ?? true } } ?? outputs
         var immediate = false
         for case .storage(let write) in outputs {
             if case .upsertRegistration = write { continue }
@@ -148,6 +155,34 @@ final class RuntimeCore {
             if case .storage(let write) = output { return write }
             return nil
         }
+    }
+
+    /// The accessory whose rows a storage output writes (nil: not a storage output, or the
+    /// bridge's own `meta`).
+    private static func accessory(writtenBy output: EngineOutput) -> BluetoothAddress? {
+        guard case .storage(let write) = output else { return nil }
+        switch write {
+        case .upsertAccessory(let accessory): return accessory.id
+        case .deleteAccessory(let id), .upsertRegistration(let id, _), .deleteRegistration(let id), .saveKeys(let id, _),
+            .saveFollowedAddress(let id, _):
+            return id
+        case .migrationComplete: return nil
+        }
+    }
+
+    // MARK: - Cluster
+
+    /// Takes the stored state of `ids` (another instance changed them, or this one took
+    /// over their partition). Nothing is written: the state came from storage.
+    func reload(_ ids: [BluetoothAddress], from stored: RestoredState, at now: Timestamp) -> [EngineOutput] {
+        guard !ids.isEmpty else { return [] }
+        return engine.handle(.reload(stored, ids: ids), at: now).outputs
+    }
+
+    /// Forgets the deferred writes of accessories this instance no longer owns: their new
+    /// owner took them over from storage, and a late write here would undo its changes.
+    func dropDeferredWrites(where lost: (BluetoothAddress) -> Bool) {
+        deferredRegistrations = deferredRegistrations.filter { !lost($0.key) }
     }
 
     /// A committed request wrote these accessories' registrations (or removed them): their

@@ -41,6 +41,20 @@ final class StorageWorker: Sendable {
         }
     }
 
+    /// The whole stored state, read after every commit asked for before (a cluster instance
+    /// takes what other instances stored: docs/scaling.md).
+    func load() async -> Result<RestoredState, StorageError> {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result<RestoredState, StorageError>, Never>) in
+            queue.async { [store] in
+                do throws(StorageError) {
+                    continuation.resume(returning: .success(try store.load()))
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
+            }
+        }
+    }
+
     /// Closes the database after every commit asked for before.
     func close() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in

@@ -22,6 +22,11 @@ final class Publisher {
     /// Sees every publication (the HTTP console's event streams), when set.
     var mirror: ((String, [UInt8]) -> Void)?
     let startedAt: Timestamp
+    /// In a cluster, what this instance holds (nil: a single bridge publishes everything).
+    /// Only the owner of an accessory publishes its topics, only the holder of partition 0
+    /// the bridge's; every accessory's state, decision and response carries the instance and
+    /// its partition's epoch (docs/scaling.md).
+    var ownership: ClusterOwnership?
 
     /// When each accessory's retained state was last published. Sightings only refresh
     /// `rssi`/`gateway`/`last_seen` inside the engine; the state is republished for them at
@@ -80,6 +85,7 @@ final class Publisher {
     }
 
     private func publish(_ output: EngineOutput, at now: Timestamp, engine: BridgeEngine) {
+        guard publishes(output) else { return }
         switch output {
         case .event(let event):
             enqueue(topics.bridgeEvent, payloads.event(event, at: now).bytes)
@@ -119,7 +125,7 @@ final class Publisher {
             publishRetained(topics.sourceRoute(change.source), payload)
         case .decision(let decision):
             diagnostics.counters.decisions += 1
-            enqueue(topics.decision(decision.accessory), payloads.decision(decision, at: now).bytes)
+            enqueue(topics.decision(decision.accessory), stamped(payloads.decision(decision, at: now), for: decision.accessory).bytes)
         case .accessoryError(let id, let error):
             diagnostics.countError(error.code.rawValue)
             enqueue(topics.error(id), payloads.accessoryError(error, at: now).bytes)
@@ -168,21 +174,26 @@ final class Publisher {
         heldUntilConnected = nil
         publishRetained(topics.bridgeState, ["state": "online"])
         for message in held { enqueue(message.topic, message.payload, retain: message.retain) }
-        publishInfo(engine: engine)
-        publishHealth(at: now, engine: engine)
-        publishRetained(topics.bridgeGateways, gateways)
-        publishRetained(topics.bridgePicker, payloads.picker(engine.picker))
-        publishPairing(pairing)
-        let statuses = engine.statuses
+        if publishesBridge {
+            publishInfo(engine: engine)
+            publishHealth(at: now, engine: engine)
+            publishRetained(topics.bridgeGateways, gateways)
+            publishRetained(topics.bridgePicker, payloads.picker(engine.picker))
+            publishPairing(pairing)
+        }
+        let statuses = ownership.map { ownership in engine.statuses.filter { ownership.owns($0.accessory.id) } } ?? engine.statuses
         for status in statuses {
             statePublishedAt[status.accessory.id] = now
             enqueue(topics.accessory(status.accessory.id), statusBytes(status), retain: true)
             publishAvailability(status.accessory.id, status.available)
         }
         serializedStatuses = serializedStatuses.filter { id, _ in statePublishedAt[id] == now }
-        publishAccessoryList()
+        if publishesBridge { publishAccessoryList() }
         _ = homeAssistant?.candidatesChanged(Self.candidates(engine.picker))
-        for device in homeAssistant?.everything(statuses) ?? [] { publishRetained(device.topic, device.payload) }
+        // The first device is the bridge's.
+        for device in (homeAssistant?.everything(statuses) ?? []).dropFirst(publishesBridge ? 0 : 1) {
+            publishRetained(device.topic, device.payload)
+        }
         // Every source a registration lists has a route this process has not published yet:
         // `startup`, with the current target (`fallback` until an accessory is heard), which
         // also replaces a route the broker kept from before the restart.
@@ -193,6 +204,9 @@ final class Publisher {
             publishedRoutes[source] = payloads.route(change, accessoryName: name, at: now)
         }
         for (source, payload) in publishedRoutes.sorted(by: { $0.key < $1.key }) {
+            // In a cluster, a route is the business of the instance that owns its target:
+            // another instance's engine never hears that accessory and would say `fallback`.
+            if let ownership, engine.route(for: source).accessory.map(ownership.owns) != true { continue }
             publishRetained(topics.sourceRoute(source), payload)
         }
     }
@@ -204,6 +218,7 @@ final class Publisher {
     /// (docs/performance.md, "Ingest: what issue 19 changed").
     func publishAccessoryList() {
         accessoriesDirty = false
+        guard publishesBridge else { return }
         enqueue(topics.bridgeAccessories, accessoryList(), retain: true)
     }
 
@@ -223,14 +238,17 @@ final class Publisher {
     }
 
     func publishGateways(_ gateways: JSONValue) {
+        guard publishesBridge else { return }
         publishRetained(topics.bridgeGateways, gateways)
     }
 
     func publishHealth(at now: Timestamp, engine: BridgeEngine) {
+        guard publishesBridge else { return }
         publishRetained(topics.bridgeHealth, health(at: now, engine: engine))
     }
 
     func publishInfo(engine: BridgeEngine) {
+        guard publishesBridge else { return }
         publishRetained(topics.bridgeInfo, info.payload(engine: engine, registered: Self.registeredCount(engine)))
     }
 
@@ -272,15 +290,22 @@ final class Publisher {
     /// `bridge/last_response`: Home Assistant's controls cannot subscribe to a response, so
     /// the bridge device's "Last request" sensor reads this to show a refused press.
     /// A request made over HTTP is answered there (`publishResponse` false).
+    /// In a cluster the response carries the instance and the epoch of the partition it was
+    /// answered for: the accessory's, or partition 0's for a bridge-wide request.
     func respond(
-        _ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, at now: Timestamp, publishResponse: Bool = true
+        _ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, at now: Timestamp, publishResponse: Bool = true,
+        accessory: BluetoothAddress? = nil
     ) {
-        if publishResponse { enqueue(topics.response(name), payloads.response(result, transaction: transaction).bytes, retain: false) }
+        if publishResponse {
+            let body = stamped(payloads.response(result, transaction: transaction), for: accessory)
+            enqueue(topics.response(name), body.bytes, retain: false)
+        }
         publishRetained(topics.bridgeLastResponse, payloads.lastResponse(name, result, transaction: transaction, at: now))
     }
 
     /// `bridge/pairing`: the pairing form's state.
     func publishPairing(_ form: PairingForm) {
+        guard publishesBridge else { return }
         publishRetained(topics.bridgePairing, form.payload)
     }
 
@@ -314,7 +339,7 @@ final class Publisher {
         let (connection, topic) = (self.connection, topics.bridgeState)
         return await Deadline.run(limit) {
             try? await connection.publishAcknowledged(
-                topic: topic, payload: Array(#"{"state":"offline"}"#.utf8), qos: .atLeastOnce, retain: true)
+                topic: topic, payload: Self.offlinePayload, qos: .atLeastOnce, retain: true)
         }
     }
 
@@ -343,10 +368,70 @@ final class Publisher {
 
     /// An accessory's state object as JSON, from the cache when its state is unchanged.
     private func statusBytes(_ status: AccessoryStatus) -> [UInt8] {
-        let hash = status.hashValue
-        if let cached = serializedStatuses[status.accessory.id], cached.hash == hash { return cached.bytes }
-        let bytes = payloads.status(status).bytes
-        serializedStatuses[status.accessory.id] = (hash, bytes)
+        let id = status.accessory.id
+        // The epoch is part of the text in a cluster: a state published again after a takeover
+        // must say the new one.
+        var hasher = Hasher()
+        hasher.combine(status)
+        if let ownership { hasher.combine(ownership.epoch(of: id)) }
+        let hash = hasher.finalize()
+        if let cached = serializedStatuses[id], cached.hash == hash { return cached.bytes }
+        let bytes = stamped(payloads.status(status), for: id).bytes
+        serializedStatuses[id] = (hash, bytes)
         return bytes
+    }
+
+    // MARK: - Cluster
+
+    /// `bridge/state` as the will and a clean shutdown say it.
+    static let offlinePayload = Array(#"{"state":"offline"}"#.utf8)
+
+    /// `online` on `bridge/state` again (a cluster peer's will said `offline`).
+    func publishOnline() {
+        publishRetained(topics.bridgeState, ["state": "online"])
+    }
+
+    /// `bridge/instances/<instance>`: a cluster instance's state, partitions and accessory count.
+    func publishInstance(_ instance: String, online: Bool, partitions: [Int], accessories: Int, at now: Timestamp) {
+        publishRetained(
+            topics.bridgeInstance(instance),
+            [
+                "instance": .string(instance), "state": .string(online ? "online" : "offline"),
+                "partitions": .array(partitions.map { .int($0) }), "accessories": .int(accessories), "at": .string(ISO8601.string(now)),
+            ])
+    }
+
+    /// Whether this instance publishes the bridge's own topics: always alone, in a cluster
+    /// only while it holds partition 0.
+    var publishesBridge: Bool { ownership?.ownsBridge ?? true }
+
+    /// Whether this instance publishes what `output` says: an accessory's output only while it
+    /// owns the accessory, the picker's and the session's only while it publishes the bridge's.
+    private func publishes(_ output: EngineOutput) -> Bool {
+        guard let ownership else { return true }
+        switch output {
+        case .event, .pickerChanged: return ownership.ownsBridge
+        case .accessoryChanged(let status): return ownership.owns(status.accessory.id)
+        case .accessoryRemoved(let id), .availabilityChanged(let id, _), .registrationChanged(let id, _), .accessoryError(let id, _),
+            .registrationReevaluated(let id, _, _), .keysChanged(let id, _):
+            return ownership.owns(id)
+        case .decision(let decision): return ownership.owns(decision.accessory)
+        case .routeChanged(let change):
+            // A source's route is published by the owner of the accessory it goes to, or, when
+            // it goes back to `fallback`, of the accessory it left.
+            guard let accessory = change.target.accessory ?? change.previous.accessory else { return ownership.ownsBridge }
+            return ownership.owns(accessory)
+        case .storage: return true
+        }
+    }
+
+    /// `payload` with the cluster's `instance` and `epoch` (of the accessory's partition, or
+    /// partition 0's), as it is when not clustered.
+    private func stamped(_ payload: JSONValue, for accessory: BluetoothAddress?) -> JSONValue {
+        guard let ownership, case .object(var pairs) = payload else { return payload }
+        let epoch = accessory.map { ownership.epoch(of: $0) } ?? ownership.bridgeEpoch
+        pairs.append(("instance", .string(ownership.instance)))
+        pairs.append(("epoch", epoch.map { .int(Int($0)) } ?? .null))
+        return .object(pairs)
     }
 }

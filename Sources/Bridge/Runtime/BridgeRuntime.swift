@@ -64,7 +64,13 @@ public final class BridgeRuntime {
     private var pairing = PairingForm()
     /// Shutdown began: connection changes (the disconnect itself, a failed reconnect) are
     /// no longer reported or acted on.
-    private var shuttingDown = false
+    private(set) var shuttingDown = false
+    /// In a cluster (`cluster.enabled`): the membership and what this instance owns
+    /// (BridgeRuntime+Cluster, docs/scaling.md).
+    var cluster: ClusterState?
+    /// Whether ``run(signals:)`` starts the ``ClusterMembership`` thread in a cluster; tests
+    /// that post ``ClusterEvent``s themselves turn it off.
+    var joinsCluster = true
     private var lastHealth: Timestamp
     /// A republish of everything went out: once the broker has acknowledged it, the heap it
     /// used is given back (``ResidentMemory/releaseFreedHeap()``).
@@ -138,6 +144,14 @@ public final class BridgeRuntime {
         lastHealth = now
         (events, eventSink) = AsyncStream.makeStream(of: RuntimeEvent.self)
         wakes = WakeSchedule(sink: eventSink)
+        if configuration.cluster.enabled {
+            // Nothing is owned until the membership has taken partitions: until then nothing
+            // about an accessory is published, stored or answered.
+            let ownership = ClusterOwnership(instance: configuration.cluster.instance, partitions: configuration.cluster.partitions)
+            cluster = ClusterState(membership: nil, ownership: ownership)
+            core.ownership = ownership
+            publisher.ownership = ownership
+        }
     }
 
     /// The MQTT client's settings: server, credentials, TLS, and the retained `offline` will.
@@ -174,6 +188,11 @@ public final class BridgeRuntime {
         let sink = eventSink
         for (filter, qos) in ingest.router.subscriptions {
             try? await connection.subscribe(filter, qos: qos)
+        }
+        if cluster != nil {
+            // A peer's will says `offline` there; a live instance sets it back.
+            try? await connection.subscribe(topics.bridgeState, qos: .atLeastOnce)
+            if joinsCluster { joinCluster() }
         }
         let forwarders = [
             Task { [inbox] in
@@ -235,6 +254,7 @@ public final class BridgeRuntime {
                 republishScheduled = false
                 republishEverything()
             case .http(let call): await handle(call)
+            case .cluster(let clusterEvent): await handle(clusterEvent)
             case .shutdown(let signal):
                 shuttingDown = true
                 logger.info("signal \(signal): shutting down")
@@ -287,6 +307,7 @@ public final class BridgeRuntime {
 
     /// One incoming message through the three stages.
     private func handle(_ message: MQTTMessage, route: IngestRoute, at now: Timestamp) async {
+        if route == .unrouted, cluster != nil, message.topic == topics.bridgeState { return bridgeStateMessage(message.payload) }
         if route.isSheddable && shedWhenBrokerIsBehind() { return }
         if case .gateway(let index, _) = route { diagnostics.countGatewayMessage(index) }
         let outcome = ingest.ingest(message, route: route, at: now)
@@ -302,6 +323,7 @@ public final class BridgeRuntime {
         case .none:
             break
         case .telemetry(let input, let context, let refresh):
+            guard handles(input) else { break }
             let outputs = await core.handleTelemetry(input, at: now, context: context)
             if !outputs.isEmpty {
                 ingest.track(outputs)
@@ -315,7 +337,7 @@ public final class BridgeRuntime {
         case .homeAssistantBirth:
             scheduleHomeAssistantRepublish()
         case .pairing(let command):
-            await handle(command, at: now)
+            if doesBridgeWork { await handle(command, at: now) }
         }
         syncPairingForm()
     }
@@ -372,6 +394,11 @@ public final class BridgeRuntime {
     /// `bridge/request/<name>`: exactly one response, published only after the change is
     /// committed to storage (``RuntimeCore/handleRequest(_:name:at:)``).
     func handle(_ request: IncomingRequest, at now: Timestamp) async {
+        guard answers(request) else {
+            // Another instance answers it on MQTT; over HTTP this one must say something.
+            if http?.pendingReply != nil { respond(request, .failure(.misdirected(request, cluster: cluster))) }
+            return
+        }
         switch request.decoded {
         case .failure(let error):
             respond(request, .failure(error))
@@ -395,17 +422,20 @@ public final class BridgeRuntime {
     }
 
     private func respond(_ request: IncomingRequest, _ result: Result<JSONValue, ResponseError>, countError: Bool = true) {
-        respond(request.name, result, transaction: request.transaction, countError: countError)
+        respond(request.name, result, transaction: request.transaction, countError: countError, accessory: request.accessory)
     }
 
-    private func respond(_ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, countError: Bool = true) {
+    private func respond(
+        _ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, countError: Bool = true,
+        accessory: BluetoothAddress? = nil
+    ) {
         if case .failure(let error) = result {
             if countError { diagnostics.countError(error.code) }
             logger.debug("request \(name) failed: \(error.code): \(error.message)")
         }
         let overHTTP = answerOverHTTP(result, transaction: transaction)
         diagnostics.countRequest(name, result, overHTTP: overHTTP)
-        publisher.respond(name, result, transaction: transaction, at: clock(), publishResponse: !overHTTP)
+        publisher.respond(name, result, transaction: transaction, at: clock(), publishResponse: !overHTTP, accessory: accessory)
     }
 
     /// Home Assistant restarted: republish discovery and state after a short random delay,
@@ -433,8 +463,9 @@ public final class BridgeRuntime {
 
     /// Every retained topic again (after a connection, or for Home Assistant's birth message);
     /// the heap the burst uses is given back once the broker has acknowledged it.
-    private func republishEverything() {
+    func republishEverything() {
         publisher.publishEverything(at: clock(), engine: core.engine, gateways: ingest.gateways.payload, pairing: pairing)
+        publishInstanceState()
         heapToRelease = true
     }
 
@@ -561,7 +592,9 @@ public final class BridgeRuntime {
             publisher.publish(outputs, at: now, engine: core.engine)
         }
         publisher.publishInfo(engine: core.engine)
-        if await !publisher.publishOffline(within: Self.offlineAcknowledgementLimit) {
+        if await !leaveCluster() {
+            logger.info("cluster: other instances are live, so bridge/state stays online")
+        } else if await !publisher.publishOffline(within: Self.offlineAcknowledgementLimit) {
             logger.warning("the broker did not acknowledge offline within 5 s; stopping without it (the will says it)")
         }
         let connection = self.connection

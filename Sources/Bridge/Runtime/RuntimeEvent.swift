@@ -15,5 +15,8 @@ enum RuntimeEvent: Sendable {
     case republish
     /// A call from the HTTP server (``HTTPCall``: a request, metrics, health, a console stream).
     case http(HTTPCall)
+    /// What the cluster membership found (``ClusterMembership``): ownership, hand-overs,
+    /// changes other instances stored.
+    case cluster(ClusterEvent)
     case shutdown(signal: Int32)
 }

@@ -1,0 +1,161 @@
+import AccessoryKit
+import Configuration
+import Foundation
+import JSON
+import MQTT
+import Storage
+import TestSupport
+import Testing
+
+@testable import Bridge
+
+/// What a cluster instance handles and publishes, by what it owns (docs/scaling.md): the
+/// runtime on an in-memory connection and a real SQLite store, with the membership's events
+/// posted by the test. The membership itself, on a real PostgreSQL, is ClusterMembershipTests;
+/// several real instances, scripts/cluster-test.
+@Suite("Cluster: ownership decides what an instance does")
+struct ClusterFlowTests {
+    static let partitioning = Partitioning(count: 64)
+
+    /// Every partition but `except`, at `epoch`.
+    static func held(except excluded: Set<Int> = [], epoch: Int64 = 7) -> [Int: Int64] {
+        Dictionary(uniqueKeysWithValues: (0..<64).filter { !excluded.contains($0) }.map { ($0, epoch) })
+    }
+
+    static func partition(_ address: String) -> Int {
+        partitioning.partition(of: BluetoothAddress(address)!)
+    }
+
+    /// A cluster instance "a" whose membership is the test: `post` sends it a ``ClusterEvent``.
+    static func withInstance(
+        _ body: (InMemoryConnection, _ post: @escaping @Sendable (ClusterEvent) -> Void, _ database: String) async throws -> Void
+    ) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-cluster-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("aabridge.sqlite3").path
+        var configuration = try ConfigurationLoader.load(
+            yaml: BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database), environment: [:], hostname: "testhost"
+        ).get()
+        // The loader allows a cluster only on PostgreSQL; what is tested here does not depend
+        // on the backend.
+        configuration.cluster = ClusterConfiguration(hostname: "a", enabled: true, partitions: 64)
+        let connection = InMemoryConnection()
+        let runtime = try BridgeRuntime(configuration: configuration, store: try AccessoryStore(path: database), connection: connection)
+        runtime.joinsCluster = false
+        let sink = runtime.eventSink
+        nonisolated(unsafe) let running = runtime
+        let task = Task { await running.run(signals: nil) }
+        await connection.waitFor("aabridge/bridge/state") { $0 == ["state": "online"] }
+        try await body(connection, { sink.yield(.cluster($0)) }, database)
+        runtime.stop()
+        #expect(await task.value == 0)
+    }
+
+    @Test("nothing about an accessory is published before its partition is held; then its state carries the instance and epoch")
+    func statesWaitForOwnership() async throws {
+        try await Self.withInstance { connection, post, _ in
+            let state = "aabridge/accessory/\(Fixture.airPodsTopic)"
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(connection.json(on: state).isEmpty, "no state before any partition is held")
+            #expect(connection.json(on: "aabridge/bridge/info").isEmpty, "nor the bridge's topics")
+            post(.ownership(held: Self.held(epoch: 3), members: ["a"]))
+            let published = await connection.waitFor(state) { $0["instance"] == "a" }
+            #expect(published?["epoch"] == 3)
+            #expect(published?["id"] == .string(Fixture.airPods))
+            await connection.waitFor("aabridge/bridge/instances/a") { $0["state"] == "online" && $0["partitions"]?.arrayValue?.count == 64 }
+            await connection.waitFor("aabridge/bridge/info")
+        }
+    }
+
+    @Test("telemetry and requests for an accessory another instance holds are left to it; its own are answered with instance and epoch")
+    func othersAccessoriesAreLeftAlone() async throws {
+        let speakerPartition = Self.partition(Fixture.speaker)
+        try #require(speakerPartition != Self.partition(Fixture.headphones) && speakerPartition != 0)
+        try await Self.withInstance { connection, post, _ in
+            post(.ownership(held: Self.held(except: [speakerPartition], epoch: 5), members: ["a", "b"]))
+            let headphones = "aabridge/accessory/\(Fixture.headphonesTopic)"
+            let speaker = "aabridge/accessory/\(Fixture.speakerTopic)"
+            await connection.waitFor(headphones) { $0["epoch"] == 5 }
+            connection.deliver("aabridge/telemetry/livingroom/\(Fixture.speakerTopic)", #"{"rssi":-70}"#)
+            connection.deliver("aabridge/telemetry/livingroom/\(Fixture.headphonesTopic)", #"{"rssi":-71}"#)
+            await connection.waitFor(headphones) { $0["rssi"] == -71 }
+            #expect(connection.json(on: speaker).isEmpty, "the speaker's state is its owner's to publish")
+
+            // In order: had the speaker's rename been answered, it would be before this one.
+            connection.deliver("aabridge/bridge/request/accessory/rename", #"{"id":"\#(Fixture.speaker)","name":"Den","transaction":"s"}"#)
+            let renamed = await connection.request("accessory/rename", #""id":"\#(Fixture.headphones)","name":"Desk""#)
+            #expect(renamed?["status"] == "ok")
+            #expect(renamed?["instance"] == "a")
+            #expect(renamed?["epoch"] == 5)
+            #expect(!connection.json(on: "aabridge/bridge/response/accessory/rename").contains { $0["transaction"] == "s" })
+            let health = await connection.request("health")
+            #expect(health?["status"] == "ok", "partition 0 is held: the bridge's requests are answered here")
+        }
+    }
+
+    @Test("the bridge's requests and topics belong to the holder of partition 0")
+    func bridgeWorkFollowsPartitionZero() async throws {
+        try await Self.withInstance { connection, post, _ in
+            post(.ownership(held: Self.held(except: [0]), members: ["a", "b"]))
+            await connection.waitFor("aabridge/bridge/instances/a") { $0["partitions"]?.arrayValue?.count == 63 }
+            connection.deliver("aabridge/bridge/request/health", #"{"transaction":"early"}"#)
+            connection.deliver("aabridge/bridge/request/picker/show", #"{"transaction":"early"}"#)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(connection.json(on: "aabridge/bridge/response/health").isEmpty)
+            #expect(connection.json(on: "aabridge/bridge/response/picker/show").isEmpty)
+            #expect(connection.json(on: "aabridge/bridge/info").isEmpty)
+            post(.ownership(held: Self.held(epoch: 9), members: ["a"]))
+            let health = await connection.request("health")
+            #expect(health?["epoch"] == 9)
+            await connection.waitFor("aabridge/bridge/info")
+        }
+    }
+
+    @Test("a peer's will saying offline on bridge/state is answered with online by a live instance")
+    func peersWillIsCorrected() async throws {
+        try await Self.withInstance { connection, post, _ in
+            #expect(connection.subscriptions.contains("aabridge/bridge/state"))
+            let onlines = connection.json(on: "aabridge/bridge/state").count { $0 == ["state": "online"] }
+            connection.deliver("aabridge/bridge/state", #"{"state":"offline"}"#, retain: true)
+            let found = await eventually(timeout: .seconds(10)) {
+                connection.json(on: "aabridge/bridge/state").count { $0 == ["state": "online"] } > onlines
+            }
+            #expect(found)
+        }
+    }
+
+    @Test("handed-over partitions are no longer worked on")
+    func handOverStopsWork() async throws {
+        let headphonesPartition = Self.partition(Fixture.headphones)
+        try await Self.withInstance { connection, post, _ in
+            post(.ownership(held: Self.held(), members: ["a"]))
+            let headphones = "aabridge/accessory/\(Fixture.headphonesTopic)"
+            await connection.waitFor(headphones) { $0["instance"] == "a" }
+            post(.releasing([headphonesPartition]))
+            await connection.waitFor("aabridge/bridge/instances/a") { $0["partitions"]?.arrayValue?.count == 63 }
+            let before = connection.json(on: headphones).count
+            connection.deliver("aabridge/telemetry/livingroom/\(Fixture.headphonesTopic)", #"{"rssi":-60}"#)
+            connection.deliver("aabridge/telemetry/livingroom/\(Fixture.airPodsTopic)", #"{"rssi":-61}"#)
+            await connection.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["rssi"] == -61 }
+            #expect(connection.json(on: headphones).count == before)
+        }
+    }
+
+    @Test("a change another instance stored is taken from storage and published by the owner")
+    func othersChangesAreReloaded() async throws {
+        try await Self.withInstance { connection, post, database in
+            post(.ownership(held: Self.held(), members: ["a", "b"]))
+            let headphones = "aabridge/accessory/\(Fixture.headphonesTopic)"
+            await connection.waitFor(headphones) { $0["instance"] == "a" }
+            // Instance b (the holder of partition 0, say) renamed it in the shared database.
+            let other = try AccessoryStore(path: database)
+            var accessory = try #require(try other.load().accessories.first { $0.id.description == Fixture.headphones })
+            accessory.displayName = "Renamed elsewhere"
+            try other.apply([.upsertAccessory(accessory)])
+            other.close()
+            post(.changed([accessory.id]))
+            await connection.waitFor(headphones) { $0["name"] == "Renamed elsewhere" }
+        }
+    }
+}
