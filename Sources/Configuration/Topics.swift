@@ -53,6 +53,16 @@ public struct Topics: Sendable, Hashable {
         return id.contains("/") ? nil : id
     }
 
+    /// The filter of every accessory's state topic, `<base>/accessory/+` (a cluster's
+    /// `bridge/accessories` lists what all instances published there).
+    public var accessoryStateFilter: String { "\(base)/accessory/+" }
+
+    /// The accessory of a state topic, `<base>/accessory/<ID>`, if the topic is one.
+    public func accessoryID(inStateTopic topic: String) -> BluetoothAddress? {
+        guard topic.hasPrefix(accessoryPrefix) else { return nil }
+        return BluetoothAddress(topic.dropFirst(accessoryPrefix.count))
+    }
+
     /// The request name in `<base>/bridge/request/<name>`, if the topic is one.
     public func requestName(in topic: String) -> String? {
         guard topic.hasPrefix(requestPrefix) else { return nil }

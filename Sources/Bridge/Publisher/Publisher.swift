@@ -26,7 +26,12 @@ final class Publisher {
     /// Only the owner of an accessory publishes its topics, only the holder of partition 0
     /// the bridge's; every accessory's state, decision and response carries the instance and
     /// its partition's epoch (docs/scaling.md).
-    var ownership: ClusterOwnership?
+    var ownership: ClusterOwnership? {
+        didSet { if ownership != nil, mirroredStates == nil { mirroredStates = [:] } }
+    }
+    /// In a cluster: every accessory's state as the broker has it (`<base>/accessory/+`),
+    /// whichever instance published it, for `bridge/accessories`.
+    private var mirroredStates: [BluetoothAddress: [UInt8]]?
 
     /// When each accessory's retained state was last published. Sightings only refresh
     /// `rssi`/`gateway`/`last_seen` inside the engine; the state is republished for them at
@@ -225,13 +230,14 @@ final class Publisher {
     /// The payload of `bridge/accessories` now (``publishAccessoryList()``; also the console's
     /// snapshot).
     func accessoryList() -> [UInt8] {
+        let serializedStatuses = mirroredStates ?? self.serializedStatuses.mapValues(\.bytes)
         let ids = serializedStatuses.keys.sorted()
         var list: [UInt8] = []
-        list.reserveCapacity(2 + serializedStatuses.values.reduce(0) { $0 + $1.bytes.count + 1 })
+        list.reserveCapacity(2 + serializedStatuses.values.reduce(0) { $0 + $1.count + 1 })
         list.append(UInt8(ascii: "["))
         for (index, id) in ids.enumerated() {
             if index > 0 { list.append(UInt8(ascii: ",")) }
-            if let bytes = serializedStatuses[id]?.bytes { list.append(contentsOf: bytes) }
+            if let bytes = serializedStatuses[id] { list.append(contentsOf: bytes) }
         }
         list.append(UInt8(ascii: "]"))
         return list
@@ -382,6 +388,14 @@ final class Publisher {
     }
 
     // MARK: - Cluster
+
+    /// A state on `<base>/accessory/<ID>`, as the broker delivered it (an empty payload
+    /// clears it): the cluster's `bridge/accessories` lists these.
+    func mirrorState(of id: BluetoothAddress, _ payload: [UInt8]) {
+        guard mirroredStates?[id] != payload else { return }
+        mirroredStates?[id] = payload.isEmpty ? nil : payload
+        accessoriesDirty = true
+    }
 
     /// `bridge/state` as the will and a clean shutdown say it.
     static let offlinePayload = Array(#"{"state":"offline"}"#.utf8)

@@ -1,5 +1,6 @@
 import AccessoryKit
 import JSON
+import MQTT
 
 /// Cluster mode (docs/scaling.md): what this instance owns decides what it handles and
 /// publishes. Every instance hears every gateway and holds every accessory in its engine (so
@@ -118,10 +119,19 @@ extension BridgeRuntime {
             ownership.instance, online: true, partitions: ownership.held.keys.sorted(), accessories: owned, at: clock())
     }
 
+    /// The cluster's own subscriptions: `bridge/state` and every accessory's state.
+    func clusterMessage(_ message: MQTTMessage) {
+        if message.topic == topics.bridgeState {
+            bridgeStateMessage(message.payload)
+        } else if let id = topics.accessoryID(inStateTopic: message.topic) {
+            publisher.mirrorState(of: id, message.payload)
+        }
+    }
+
     /// A peer's will said `offline` on `bridge/state` while this instance is alive: the bridge
     /// as a whole is still online, so the state is set back.
-    func bridgeStateMessage(_ payload: [UInt8]) {
-        guard cluster != nil, !shuttingDown, connection.isConnected, payload == Publisher.offlinePayload else { return }
+    private func bridgeStateMessage(_ payload: [UInt8]) {
+        guard !shuttingDown, connection.isConnected, payload == Publisher.offlinePayload else { return }
         logger.info("cluster: bridge/state said offline (an instance's will); this instance is alive, so it is online again")
         publisher.publishOnline()
     }

@@ -190,8 +190,10 @@ public final class BridgeRuntime {
             try? await connection.subscribe(filter, qos: qos)
         }
         if cluster != nil {
-            // A peer's will says `offline` there; a live instance sets it back.
+            // A peer's will says `offline` there; a live instance sets it back. The states of
+            // all instances' accessories make the cluster's `bridge/accessories`.
             try? await connection.subscribe(topics.bridgeState, qos: .atLeastOnce)
+            try? await connection.subscribe(topics.accessoryStateFilter, qos: .atLeastOnce)
             if joinsCluster { joinCluster() }
         }
         let forwarders = [
@@ -307,7 +309,7 @@ public final class BridgeRuntime {
 
     /// One incoming message through the three stages.
     private func handle(_ message: MQTTMessage, route: IngestRoute, at now: Timestamp) async {
-        if route == .unrouted, cluster != nil, message.topic == topics.bridgeState { return bridgeStateMessage(message.payload) }
+        if route == .unrouted, cluster != nil { return clusterMessage(message) }
         if route.isSheddable && shedWhenBrokerIsBehind() { return }
         if case .gateway(let index, _) = route { diagnostics.countGatewayMessage(index) }
         let outcome = ingest.ingest(message, route: route, at: now)
