@@ -297,12 +297,17 @@ extension BridgeEngine {
     /// Removal (or failed authorization): the registration is invalidated, routes released,
     /// storage and retained topics cleared.
     mutating func forget(_ id: BluetoothAddress, now: Timestamp) {
+        emit(.storage(.deleteAccessory(id)))
+        if registry[id] != nil { emit(.storage(.deleteRegistration(id))) }
+        discard(id, now: now)
+    }
+
+    /// What removal does besides storage (which a reload must not write: storage already lost
+    /// the accessory): the registration is invalidated, routes released, retained topics cleared.
+    mutating func discard(_ id: BluetoothAddress, now: Timestamp) {
         let sources = listedSources(id)
-        let wasRegistered = registry[id] != nil
         registry.invalidate(id)
         records[id] = nil
-        emit(.storage(.deleteAccessory(id)))
-        if wasRegistered { emit(.storage(.deleteRegistration(id))) }
         recomputeRoutes(sources, subject: id, now: now) { _ in .removed }
         reindex(id, old: sources, new: [])
         changed.removeAll { $0 == id }

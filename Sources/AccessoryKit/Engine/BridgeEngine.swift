@@ -105,6 +105,7 @@ public struct BridgeEngine: Sendable {
         case .report(let report): apply(report, now: now)
         case .sighting(let sighting): observe(sighting, now: now)
         case .tick: tick(now: now)
+        case .reload(let stored, let ids): reload(stored, ids: ids, now: now)
         }
         flushChanged()
         let step = EngineStep(result: result, outputs: outputs)
@@ -175,9 +176,15 @@ public struct BridgeEngine: Sendable {
     // MARK: Helpers shared by the extensions
 
     mutating func addRecord(for accessory: Accessory) {
+        records[accessory.id] = makeRecord(for: accessory)
+        if let configuration = registry[accessory.id]?.configuration { reindex(accessory.id, old: [], new: configuration.sources) }
+    }
+
+    /// A fresh record for an accessory and its current registration (the caller indexes its sources).
+    func makeRecord(for accessory: Accessory) -> Record {
         let product = productsByName[accessory.product]
         let configuration = registry[accessory.id]?.configuration
-        records[accessory.id] = Record(
+        return Record(
             // The wear reading follows the committed placement until the accessory says more,
             // so a restart does not show a placement with `worn` unknown.
             worn: configuration?.devicePlacement?.isWorn,
@@ -186,7 +193,6 @@ public struct BridgeEngine: Sendable {
             hardware: product?.hardware ?? .inEarBud,
             hardwareCapabilities: product?.capabilities ?? [],
             autoRegister: product?.autoRegister ?? false)
-        if let configuration { reindex(accessory.id, old: [], new: configuration.sources) }
     }
 
     mutating func emit(_ output: EngineOutput) {

@@ -12,4 +12,9 @@ public enum EngineInput: Hashable, Sendable {
     case sighting(AdvertisementSighting)
     /// Time passed: debounce commits, picker timeout, availability expiry.
     case tick
+    /// Stored state of `ids` changed outside this engine (another bridge instance sharing the
+    /// database, or a takeover): take it from `stored`. Only the accessories in `ids` are
+    /// touched, whatever else `stored` holds; `stored.migrationComplete` is ignored (the
+    /// migration is this engine's own start, not an accessory's state). Emits no storage write.
+    case reload(RestoredState, ids: [BluetoothAddress])
 }

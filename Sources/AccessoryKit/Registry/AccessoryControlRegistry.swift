@@ -148,6 +148,14 @@ public struct AccessoryControlRegistry: Hashable, Sendable {
         return true
     }
 
+    /// Takes an accessory's registration as storage holds it (nil: it has none), written by
+    /// another bridge instance sharing the database. Nothing is checked: the instance that
+    /// stored it registered or updated it through the rules above, and refusing it here would
+    /// only make the two instances disagree.
+    public mutating func adoptStored(_ registration: Registration?, for id: BluetoothAddress) {
+        registrations[id] = registration
+    }
+
     static func checkSources(
         _ configuration: AccessoryControlDevice.Configuration, operation: AccessoryControlDevice.Operation
     ) throws(AccessoryControlDevice.Error) {

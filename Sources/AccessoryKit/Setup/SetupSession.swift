@@ -251,6 +251,22 @@ public struct SetupSession: Hashable, Sendable {
         return accessory
     }
 
+    /// Takes an accessory as storage holds it (added, renamed, authorized... by another bridge
+    /// instance sharing the database, or left by one whose accessories this instance took over).
+    /// No event and no state check: the change already happened, on the instance that made it
+    /// (which delivered its events); this session only learns the result, even before activation.
+    public mutating func adoptStored(_ accessory: Accessory) {
+        accessories[accessory.id] = accessory
+    }
+
+    /// Forgets an accessory storage no longer holds (removed by another bridge instance), with no
+    /// event, for the reason ``adoptStored(_:)`` gives.
+    /// - Returns: the accessory it knew, nil when it knew none.
+    @discardableResult
+    public mutating func discardStored(_ id: BluetoothAddress) -> Accessory? {
+        accessories.removeValue(forKey: id)
+    }
+
     private func awaiting(_ id: BluetoothAddress) throws(SetupError) -> Accessory {
         try requireActive()
         guard let accessory = accessories[id] else { throw SetupError(.invalidRequest, "unknown accessory \(id)") }
