@@ -94,6 +94,21 @@ struct ClusterFlowTests {
         }
     }
 
+    @Test("a decision carries the instance and the epoch of its accessory's partition; its route is published by that owner")
+    func decisionsAreStamped() async throws {
+        try await Self.withInstance { connection, post, _ in
+            post(.ownership(held: Self.held(epoch: 11), members: ["a"]))
+            await connection.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["epoch"] == 11 }
+            let telemetry = "aabridge/telemetry/livingroom/\(Fixture.airPodsTopic)"
+            connection.deliver(telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
+            connection.deliver(telemetry, #"{"placement":"inEar"}"#)
+            let decision = await connection.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)/decision") { $0["action"] == "route" }
+            #expect(decision?["instance"] == "a")
+            #expect(decision?["epoch"] == 11)
+            await connection.waitFor("aabridge/source/\(Fixture.phoneTopic)/route") { $0["target"] == .string(Fixture.airPods) }
+        }
+    }
+
     @Test("the bridge's requests and topics belong to the holder of partition 0")
     func bridgeWorkFollowsPartitionZero() async throws {
         try await Self.withInstance { connection, post, _ in
@@ -156,6 +171,76 @@ struct ClusterFlowTests {
             other.close()
             post(.changed([accessory.id]))
             await connection.waitFor(headphones) { $0["name"] == "Renamed elsewhere" }
+        }
+    }
+}
+
+/// What a cluster instance stores: only its own accessories' telemetry writes.
+@Suite("Cluster: an instance stores only what it owns")
+struct ClusterStorageTests {
+    /// A core over the end-to-end configuration's accessories, on a fresh SQLite store,
+    /// activated (the migration stored), with `ownership`.
+    static func withCore(
+        ownership: ClusterOwnership, _ body: (RuntimeCore, AccessoryStore) async throws -> Void
+    ) async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-core-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let database = directory.appendingPathComponent("aabridge.sqlite3").path
+        let configuration = try ConfigurationLoader.load(
+            yaml: BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database), environment: [:], hostname: "testhost"
+        ).get()
+        let store = try AccessoryStore(path: database)
+        let core = RuntimeCore(
+            engine: BridgeEngine(configuration: configuration.engine, restored: try store.load()),
+            storage: StorageWorker(store: store), diagnostics: Diagnostics(logger: BridgeLogger(minimum: .error)))
+        _ = await core.activate(at: Timestamp(milliseconds: 1_000))
+        core.ownership = ownership
+        try await body(core, store)
+        await core.storage.close()
+    }
+
+    static func placementReport(_ placement: AccessoryControlDevice.Placement) throws -> EngineInput {
+        .report(
+            AccessoryReport(
+                accessory: try #require(BluetoothAddress(Fixture.airPods)), gateway: "livingroom", changes: [.placement(placement)]))
+    }
+
+    static func storedPlacement(_ store: AccessoryStore) throws -> AccessoryControlDevice.Placement? {
+        try store.load().registrations[try #require(BluetoothAddress(Fixture.airPods))]?.configuration.devicePlacement
+    }
+
+    @Test("telemetry's registration writes are stored for an owned accessory, and not for one another instance holds")
+    func onlyOwnedWritesAreStored() async throws {
+        let airPods = ClusterFlowTests.partition(Fixture.airPods)
+        let owning = ClusterOwnership(instance: "a", partitions: 64, held: ClusterFlowTests.held())
+        try await Self.withCore(ownership: owning) { core, store in
+            _ = await core.handleTelemetry(try Self.placementReport(.inEar), at: Timestamp(milliseconds: 2_000), context: "test")
+            #expect(core.hasDeferredWrites)
+            await core.flushDeferredWrites(at: Timestamp(milliseconds: 2_100))
+            #expect(try Self.storedPlacement(store) == .inEar)
+        }
+        let other = ClusterOwnership(instance: "a", partitions: 64, held: ClusterFlowTests.held(except: [airPods]))
+        try await Self.withCore(ownership: other) { core, store in
+            let outputs = await core.handleTelemetry(try Self.placementReport(.inEar), at: Timestamp(milliseconds: 2_000), context: "test")
+            #expect(outputs.contains { if case .registrationChanged = $0 { true } else { false } }, "the engine changed in memory")
+            #expect(!core.hasDeferredWrites, "but nothing waits to be stored")
+            await core.flushDeferredWrites(at: Timestamp(milliseconds: 2_100))
+            #expect(try Self.storedPlacement(store) != .inEar)
+        }
+    }
+
+    @Test("writes waiting for a partition that was lost are dropped, not stored after the new owner took over")
+    func lostPartitionsWritesAreDropped() async throws {
+        let airPods = ClusterFlowTests.partition(Fixture.airPods)
+        let owning = ClusterOwnership(instance: "a", partitions: 64, held: ClusterFlowTests.held())
+        try await Self.withCore(ownership: owning) { core, store in
+            _ = await core.handleTelemetry(try Self.placementReport(.inEar), at: Timestamp(milliseconds: 2_000), context: "test")
+            #expect(core.hasDeferredWrites)
+            core.dropDeferredWrites { ClusterFlowTests.partitioning.partition(of: $0) == airPods }
+            #expect(!core.hasDeferredWrites)
+            await core.flushDeferredWrites(at: Timestamp(milliseconds: 2_100))
+            #expect(try Self.storedPlacement(store) != .inEar)
         }
     }
 }

@@ -114,7 +114,9 @@ final class ClusterMembership: Sendable {
         while !stopping {
             do throws(StorageError) {
                 let current: Session
-                if let session { current = session } else {
+                if let session {
+                    current = session
+                } else {
                     current = try connect()
                     session = current
                     if failures > 0 { logger.info("cluster: connected to PostgreSQL again as instance '\(instance)'") }
@@ -194,7 +196,8 @@ final class ClusterMembership: Sendable {
                 throw StorageError(
                     .alreadyInUse,
                     message:
-                        "another live aabridge is already instance '\(instance)' of this cluster; give each instance its own cluster.instance")
+                        "another live aabridge is already instance '\(instance)' of this cluster; give each instance its own cluster.instance"
+                )
             }
             try connection.execute("LISTEN \(PostgresStore.changesChannel)")
         } catch {
@@ -218,7 +221,8 @@ final class ClusterMembership: Sendable {
             throw StorageError(
                 .other(0),
                 message:
-                    "cluster.partitions is \(partitioning.count) here but \(recorded ?? "unknown") in the database; every instance must use the same")
+                    "cluster.partitions is \(partitioning.count) here but \(recorded ?? "unknown") in the database; every instance must use the same"
+            )
         }
     }
 

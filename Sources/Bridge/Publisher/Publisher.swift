@@ -299,7 +299,8 @@ final class Publisher {
     /// In a cluster the response carries the instance and the epoch of the partition it was
     /// answered for: the accessory's, or partition 0's for a bridge-wide request.
     func respond(
-        _ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, at now: Timestamp, publishResponse: Bool = true,
+        _ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, at now: Timestamp,
+        publishResponse: Bool = true,
         accessory: BluetoothAddress? = nil
     ) {
         if publishResponse {

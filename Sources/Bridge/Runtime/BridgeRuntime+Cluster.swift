@@ -177,7 +177,8 @@ extension ResponseError {
     static func misdirected(_ request: IncomingRequest, cluster: ClusterState?) -> ResponseError {
         let what: String
         if let accessory = request.accessory, let partitioning = cluster?.ownership.partitioning {
-            what = "accessory \(accessory) is in partition \(partitioning.partition(of: accessory)), which another instance of the cluster holds"
+            what =
+                "accessory \(accessory) is in partition \(partitioning.partition(of: accessory)), which another instance of the cluster holds"
         } else {
             what = "the bridge's requests are answered by the instance of the cluster that holds partition 0"
         }
