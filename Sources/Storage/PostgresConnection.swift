@@ -87,6 +87,9 @@ public final class PostgresConnection {
             close()
             throw error
         }
+        // Notices (an IF NOT EXISTS that skipped, a ROLLBACK with nothing to undo) are not
+        // errors; libpq would print each on stderr, past the bridge's log.
+        PQsetNoticeProcessor(connection, { _, _ in }, nil)
         do throws(StorageError) {
             try execute(Self.sessionSetup)
         } catch {
@@ -118,6 +121,14 @@ public final class PostgresConnection {
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else { throw connectionError(context: "cannot reconnect to PostgreSQL") }
         try execute(Self.sessionSetup)
+    }
+
+    /// Whether a transaction is open on the session (also one a failed statement aborted,
+    /// which only `ROLLBACK` ends).
+    var inTransaction: Bool {
+        guard let handle else { return false }
+        let status = PQtransactionStatus(handle)
+        return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
     }
 
     /// Runs SQL that may hold several statements and binds nothing (schema, `BEGIN`, `LISTEN`).

@@ -131,14 +131,15 @@ public final class PostgresStore: AccessoryStorage {
     }
 
     /// Runs `body` between `begin` and `COMMIT`; rolls back on any failure (unless the
-    /// connection is gone, which ends the transaction anyway).
+    /// transaction already ended: a failed `COMMIT` of deferred constraints rolls back by
+    /// itself, and a lost connection ends it on the server).
     static func transaction(_ connection: PostgresConnection, begin: String, _ body: () throws(StorageError) -> Void) throws(StorageError) {
         try connection.execute(begin)
         do throws(StorageError) {
             try body()
             try connection.execute("COMMIT")
         } catch {
-            if connection.isConnected { try? connection.execute("ROLLBACK") }
+            if connection.inTransaction { try? connection.execute("ROLLBACK") }
             throw error
         }
     }
