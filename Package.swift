@@ -30,7 +30,8 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "Storage", dependencies: ["CSQLite", "CPostgres", "AccessoryKit", "JSON"]),
         // The YAML file, its checks and the values the runtime runs from (with the topic map).
-        .target(name: "Configuration", dependencies: ["AccessoryKit", "Telemetry", "JSON", "CYAML"]),
+        // Storage for libpq's reading of storage.url (checked and redacted as the store will read it).
+        .target(name: "Configuration", dependencies: ["AccessoryKit", "Telemetry", "JSON", "CYAML", "Storage"]),
         // Home Assistant's MQTT discovery payloads: pure values, published by the runtime.
         .target(name: "HomeAssistant", dependencies: ["AccessoryKit", "Configuration", "JSON"]),
         // The runtime: MQTT in and out, the engine, storage, discovery.
