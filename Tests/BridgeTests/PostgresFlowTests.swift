@@ -49,4 +49,54 @@ struct PostgresFlowTests {
             #expect(health["data"]?["registered"]?.intValue == registeredBefore)
         }
     }
+
+    /// `aabridge run`'s configuration for the test broker and a PostgreSQL URL.
+    static func runConfiguration(server: String, url: String, directory: URL) throws -> String {
+        let placeholder = directory.appendingPathComponent("unused.sqlite3").path
+        let yaml = BridgeHarness.yaml(server: server, database: placeholder)
+            .replacingOccurrences(
+                of: "  path: \(placeholder)", with: "  backend: postgresql\n  url: \(url)\n  password: \"\(Self.password)\"")
+        let file = directory.appendingPathComponent("aabridge.yaml")
+        try yaml.write(to: file, atomically: true, encoding: .utf8)
+        return file.path
+    }
+
+    @Test("aabridge run on PostgreSQL: exit 1 with the reason when the server cannot be reached; answers requests when it can")
+    func executable() async throws {
+        let executable = try ExecutableTests.executable
+        let directory = try ExecutableTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let nobody = "postgresql://aabridge@127.0.0.1:\(try FreePort.find())/aabridge"
+        let refusedLog = directory.appendingPathComponent("refused.log").path
+        let refused = try ChildProcess(
+            path: executable,
+            arguments: ["run", "--config", try Self.runConfiguration(server: "mqtt://127.0.0.1:1", url: nobody, directory: directory)],
+            output: refusedLog)
+        let status = await refused.wait(timeout: .seconds(30))
+        let text = (try? String(contentsOfFile: refusedLog, encoding: .utf8)) ?? ""
+        #expect(status == 1, "\(text)")
+        #expect(text.contains("aabridge: storage.url: cannot connect to PostgreSQL at \(nobody)"), "\(text)")
+        #expect(!text.contains(Self.password))
+
+        let postgres = try LocalPostgres(.init(password: Self.password))
+        let broker = try MosquittoBroker()
+        let observer = try await Observer(broker: broker)
+        let log = directory.appendingPathComponent("run.log").path
+        let bridge = try ChildProcess(
+            path: executable,
+            arguments: ["run", "--config", try Self.runConfiguration(server: broker.url, url: postgres.url, directory: directory)],
+            output: log)
+        await observer.waitFor("aabridge/bridge/state", timeout: .seconds(15)) { $0["state"] == "online" }
+        let response = try await observer.request(
+            "accessory/register", #""id":"\#(Fixture.headphones)","capabilities":["audioSwitching"]"#)
+        #expect(response["status"] == "ok")
+        bridge.stop(signal: SIGTERM)
+        #expect(await bridge.wait(timeout: .seconds(30)) == 0)
+        await observer.disconnect()
+        let reader = try PostgresStore(url: postgres.url, password: Self.password)
+        #expect(try reader.load().registrations[try #require(BluetoothAddress(Fixture.headphones))] != nil)
+        #expect(!FileManager.default.fileExists(atPath: directory.appendingPathComponent("unused.sqlite3").path))
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        #expect(!output.contains(Self.password))
+    }
 }
