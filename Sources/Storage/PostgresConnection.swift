@@ -123,6 +123,18 @@ public final class PostgresConnection {
         try execute(Self.sessionSetup)
     }
 
+    /// The value libpq uses for a connection option (`PQconninfo`), e.g. `connect_timeout`.
+    func option(_ keyword: String) -> String? {
+        guard let handle, let options = PQconninfo(handle) else { return nil }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let name = option.pointee.keyword {
+            if String(cString: name) == keyword { return option.pointee.val.map { String(cString: $0) } }
+            option += 1
+        }
+        return nil
+    }
+
     /// Whether a transaction is open on the session (also one a failed statement aborted,
     /// which only `ROLLBACK` ends).
     var inTransaction: Bool {

@@ -58,8 +58,18 @@ public final class PostgresStore: AccessoryStorage {
         self.connection = Mutex(connection)
     }
 
-    /// Never true: a read-only server (a standby) fails each write with `.readOnly` instead.
-    public var isReadOnly: Bool { false }
+    /// Whether every write is bound to fail: the server is a standby (`pg_is_in_recovery()`)
+    /// or the database or role defaults to read-only transactions. Reads work either way;
+    /// each write then fails with `.readOnly`. False when the server cannot be asked.
+    public var isReadOnly: Bool {
+        var readOnly = false
+        try? withConnection { connection throws(StorageError) in
+            try connection.run("SELECT pg_is_in_recovery() OR current_setting('default_transaction_read_only') = 'on'") {
+                row throws(StorageError) in readOnly = row.bool(0)
+            }
+        }
+        return readOnly
+    }
 
     /// Closes the connection; later calls fail with `.closed`. Idempotent.
     public func close() {
@@ -150,22 +160,16 @@ public final class PostgresStore: AccessoryStorage {
     /// `schema_migrations` row, under the advisory lock: an instance that waited for the lock
     /// reads the version another one just committed and has nothing left to do.
     static func migrate(_ connection: PostgresConnection) throws(StorageError) {
+        // Up to date: write nothing, so that a read-only database (a standby) still opens
+        // and serves reads.
+        guard try storedVersion(connection) < PostgresSchema.currentVersion else { return }
         while true {
             var done = false
             try transaction(connection, begin: "BEGIN") { () throws(StorageError) in
                 try connection.run("SELECT pg_advisory_xact_lock($1)", [.integer(PostgresSchema.migrationLock)])
                 try connection.execute(PostgresSchema.migrationsTable)
-                var version: Int64 = 0
-                try connection.run("SELECT coalesce(max(version), 0) FROM schema_migrations") { row throws(StorageError) in
-                    version = row.integer(0)
-                }
-                if version > PostgresSchema.currentVersion {
-                    throw StorageError(
-                        .newerSchema,
-                        message:
-                            "\(connection.location) has schema version \(version), but this aabridge knows only up to \(PostgresSchema.currentVersion); run the newer aabridge (the database was not changed)"
-                    )
-                }
+                // Read under the lock: another instance may have migrated meanwhile.
+                let version = try storedVersion(connection)
                 guard let migration = PostgresSchema.migrations.first(where: { $0.version > version }) else {
                     done = true
                     return
@@ -176,6 +180,27 @@ public final class PostgresStore: AccessoryStorage {
             }
             if done { return }
         }
+    }
+
+    /// The highest applied migration, 0 for a database without `schema_migrations`.
+    ///
+    /// - Throws: `.newerSchema` when it is above what this build knows (before anything is written).
+    static func storedVersion(_ connection: PostgresConnection) throws(StorageError) -> Int64 {
+        var exists = false
+        try connection.run("SELECT to_regclass('schema_migrations') IS NOT NULL") { row throws(StorageError) in exists = row.bool(0) }
+        guard exists else { return 0 }
+        var version: Int64 = 0
+        try connection.run("SELECT coalesce(max(version), 0) FROM schema_migrations") { row throws(StorageError) in
+            version = row.integer(0)
+        }
+        if version > PostgresSchema.currentVersion {
+            throw StorageError(
+                .newerSchema,
+                message:
+                    "\(connection.location) has schema version \(version), but this aabridge knows only up to \(PostgresSchema.currentVersion); run the newer aabridge (the database was not changed)"
+            )
+        }
+        return version
     }
 
     // MARK: Notifications

@@ -77,6 +77,10 @@ enum RunCommand {
             printError("aabridge: storage.url: \(error.message)")
             return 1
         }
+        // A standby or a read-only database: serve what is stored, refuse every change.
+        if store.isReadOnly {
+            printError("aabridge: storage.url: \(store.location) is read-only; running read-only, changes will be refused")
+        }
         return await run(configuration, store: store)
     }
 

@@ -279,6 +279,75 @@ struct PostgresStoreTests {
         #expect(synchronousCommit == "on")
     }
 
+    @Test("every session commits synchronously, also after a reconnect, whatever the role's default; connect_timeout 5 unless the URL says")
+    func sessionSetup() throws {
+        let server = try LocalPostgres()
+        let admin = try PostgresConnection(url: server.url)
+        // A role default that would acknowledge commits before they are on disk.
+        try admin.execute("ALTER ROLE aabridge SET synchronous_commit = off")
+        func setting(_ connection: PostgresConnection, _ name: String) throws -> String? {
+            var value: String?
+            try connection.run("SELECT current_setting($1)", [.text(name)]) { row throws(StorageError) in value = row.text(0) }
+            return value
+        }
+        let connection = try PostgresConnection(url: server.url)
+        #expect(try setting(connection, "synchronous_commit") == "on")
+        #expect(try setting(connection, "application_name") == "aabridge")
+        #expect(connection.option("connect_timeout") == "5")
+        server.kill()
+        #expect(throws: StorageError.self) { try connection.execute("SELECT 1") }
+        #expect(!connection.isConnected)
+        try server.start()
+        try connection.reconnect()
+        #expect(connection.isConnected)
+        #expect(try setting(connection, "synchronous_commit") == "on")
+        let ownTimeout = try PostgresConnection(url: server.url + "?connect_timeout=9&application_name=mine")
+        #expect(ownTimeout.option("connect_timeout") == "9")
+        #expect(try setting(ownTimeout, "application_name") == "mine")
+    }
+
+    @Test("the password parameter wins over one written into the URL")
+    func passwordParameterWins() throws {
+        let server = try LocalPostgres(.init(password: "right"))
+        let store = try PostgresStore(url: "postgresql://aabridge:wrong@127.0.0.1:\(server.port)/aabridge", password: "right")
+        #expect(try store.load() == RestoredState())
+        #expect(store.location == server.url)
+    }
+
+    @Test("a read-only database opens, serves reads and refuses each write with .readOnly")
+    func readOnlyDatabase() throws {
+        let server = try LocalPostgres()
+        let writer = try PostgresStore(url: server.url)
+        try writer.apply([.upsertAccessory(F.full)], sources: [:])
+        #expect(!writer.isReadOnly)
+        writer.close()
+        let admin = try PostgresConnection(url: server.url + "?dbname=postgres")
+        try admin.execute("ALTER DATABASE aabridge SET default_transaction_read_only = on")
+        let store = try PostgresStore(url: server.url)
+        #expect(store.isReadOnly)
+        #expect(try store.load().accessories == [F.full])
+        var thrown: StorageError?
+        do { try store.apply([.upsertAccessory(F.bare)], sources: [:]) } catch { thrown = error }
+        #expect(thrown?.code == .readOnly)
+        #expect(thrown?.sqlState == "25006")
+    }
+
+    @Test("the keys' columns refuse anything but 16 bytes, as in SQLite")
+    func keyLengthChecked() throws {
+        let server = try LocalPostgres()
+        let store = try PostgresStore(url: server.url)
+        try store.apply([.upsertAccessory(F.full)], sources: [:])
+        let connection = try PostgresConnection(url: server.url)
+        var thrown: StorageError?
+        do {
+            try connection.run(
+                "INSERT INTO identities (accessory_id, irk, updated_at) VALUES ($1, $2, 0)",
+                [.integer(Int64(F.full.id.rawValue)), .bytes(Array(repeating: 1, count: 15))])
+        } catch { thrown = error }
+        #expect(thrown?.code == .constraint)
+        #expect(thrown?.sqlState == "23514")
+    }
+
     @Test("the URL loses its password for log lines, in both connection string forms")
     func redaction() {
         #expect(
