@@ -19,6 +19,8 @@ let package = Package(
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // libpq: the PostgreSQL storage backend (storage.backend: postgresql).
+        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         .target(name: "AccessoryKit"),
         .target(name: "Telemetry", dependencies: ["CCrypto", "AccessoryKit"]),
@@ -26,9 +28,10 @@ let package = Package(
         .target(name: "JSON"),
         // The console's, metrics' and health check's HTTP server (libmicrohttpd): requests in, responses out, nothing of the bridge.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
-        .target(name: "Storage", dependencies: ["CSQLite", "AccessoryKit", "JSON"]),
+        .target(name: "Storage", dependencies: ["CSQLite", "CPostgres", "AccessoryKit", "JSON"]),
         // The YAML file, its checks and the values the runtime runs from (with the topic map).
-        .target(name: "Configuration", dependencies: ["AccessoryKit", "Telemetry", "JSON", "CYAML"]),
+        // Storage for libpq's reading of storage.url (checked and redacted as the store will read it).
+        .target(name: "Configuration", dependencies: ["AccessoryKit", "Telemetry", "JSON", "CYAML", "Storage"]),
         // Home Assistant's MQTT discovery payloads: pure values, published by the runtime.
         .target(name: "HomeAssistant", dependencies: ["AccessoryKit", "Configuration", "JSON"]),
         // The runtime: MQTT in and out, the engine, storage, discovery.
@@ -50,7 +53,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "AccessoryKitTests", dependencies: ["AccessoryKit", "TestSupport"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "AccessoryKit", "TestSupport"]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "LocalProcess"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "LocalProcess", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON", "TestSupport"]),

@@ -37,7 +37,7 @@ extension BridgeConfiguration {
                     ("status_topic", .string(homeAssistant.statusTopic)),
                 ])
             ),
-            ("storage", Self.object([("path", .string(storage.path))])),
+            ("storage", storageSummary),
             ("health", Self.object([("interval_s", .int(health.intervalSeconds))])),
             ("log", Self.object([("level", .string(log.level.rawValue)), ("format", .string(log.format.rawValue))])),
             (
@@ -119,6 +119,19 @@ extension BridgeConfiguration {
     /// An object with its keys sorted.
     private static func object(_ pairs: [(String, JSONValue)]) -> JSONValue {
         .object(pairs.sorted { $0.0 < $1.0 })
+    }
+
+    /// SQLite's as it always was (the path); PostgreSQL's with the URL stripped of a password
+    /// written into it and the password only as whether one is set.
+    private var storageSummary: JSONValue {
+        switch storage.backend {
+        case .sqlite: Self.object([("path", .string(storage.path))])
+        case .postgresql:
+            Self.object([
+                ("backend", .string(storage.backend.rawValue)), ("url", .string(storage.redactedURL)),
+                ("password_set", .bool(storage.password != nil)), ("password_file", .string(storage.passwordFile)),
+            ])
+        }
     }
 
     private static func strings(_ values: [String]) -> JSONValue { .array(values.map(JSONValue.string)) }

@@ -1,4 +1,5 @@
 import AccessoryKit
+import Storage
 import Telemetry
 
 /// Configurations that load but cannot work as the user expects (identity.md, Configuration
@@ -41,6 +42,15 @@ enum ConfigurationAdvice {
                     path: path,
                     message: "\(source.address) is configured as a source and as an accessory: an accessory is never its own source",
                     origin: decoder.origins[path]))
+        }
+        if configuration.storage.backend == .postgresql, let url = configuration.storage.url, PostgresConnection.hasInlinePassword(url) {
+            warnings.append(
+                ConfigurationIssue(
+                    path: "storage.url",
+                    message:
+                        "carries a password; it is used, and left out of logs and bridge/info, but anyone who reads this file "
+                        + "or the environment sees it: give it as storage.password_file (or AABRIDGE_STORAGE_PASSWORD) instead",
+                    origin: decoder.origins["storage.url"]))
         }
         return warnings
     }

@@ -1,4 +1,5 @@
 import AccessoryKit
+import Storage
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -25,17 +26,7 @@ extension ConfigurationDecoder {
         guard let top = fields(root, at: "", allowed: Self.sections) else { return configuration }
         mqtt(top["mqtt"], into: &configuration.mqtt)
         homeAssistant(top["homeassistant"], into: &configuration.homeAssistant)
-        if let storage = fields(top["storage"], at: "storage", allowed: ["path"]),
-            let path = requiredOrDefault(storage, "path")
-        {
-            configuration.storage.path = path
-            // The database may not exist yet (it is created), but whatever is there must be a file.
-            var status = stat()
-            if stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
-                let kind = status.st_mode & S_IFMT == S_IFDIR ? "a directory" : "not a regular file"
-                fail(storage.path("path"), "'\(path)' is \(kind); storage.path names the database file", at: storage["path"])
-            }
-        }
+        storage(top["storage"], into: &configuration.storage)
         if let health = fields(top["health"], at: "health", allowed: ["interval_s"]),
             let interval = integer(health["interval_s"], at: health.path("interval_s"), in: 1...86_400)
         {
@@ -72,6 +63,56 @@ extension ConfigurationDecoder {
             return nil
         }
         return text
+    }
+
+    // MARK: storage
+
+    static let storageKeys = ["backend", "path", "url", "password", "password_file"]
+
+    func storage(_ node: YAMLNode?, into storage: inout StorageConfiguration) {
+        guard let section = fields(node, at: "storage", allowed: Self.storageKeys) else { return }
+        let backendGiven = section["backend"].map { !$0.isNull } == true
+        let backend = enumeration(StorageConfiguration.Backend.self, section["backend"], at: section.path("backend"))
+        if let backend { storage.backend = backend }
+        if let path = requiredOrDefault(section, "path") {
+            storage.path = path
+            // The database may not exist yet (it is created), but whatever is there must be a file.
+            var status = stat()
+            if storage.backend == .sqlite, stat(path, &status) == 0, status.st_mode & S_IFMT != S_IFREG {
+                let kind = status.st_mode & S_IFMT == S_IFDIR ? "a directory" : "not a regular file"
+                fail(section.path("path"), "'\(path)' is \(kind); storage.path names the database file", at: section["path"])
+            }
+        }
+        let url = requiredOrDefault(section, "url")
+        // An unknown backend is reported once; what depends on it is not judged.
+        guard backend != nil || !backendGiven else { return }
+        switch storage.backend {
+        case .sqlite:
+            // A URL or password with the default backend is a file half-way to PostgreSQL: say so
+            // rather than silently use SQLite.
+            for key in ["url", "password", "password_file"] where section[key].map({ !$0.isNull }) == true {
+                fail(
+                    section.path(key), "storage.\(key) is only for backend postgresql; set storage.backend: postgresql or remove it",
+                    at: section[key])
+            }
+        case .postgresql:
+            if let url {
+                if let problem = PostgresConnection.syntaxProblem(url) {
+                    fail(section.path("url"), "is not a valid PostgreSQL connection string: \(problem)", at: section["url"])
+                } else {
+                    storage.url = url
+                }
+            } else if section["url"].map({ !$0.isNull }) != true {
+                fail(
+                    section.path("url"),
+                    "is required with backend postgresql (a libpq connection string, e.g. postgresql://aabridge@db.example:5432/aabridge)",
+                    at: section["backend"])
+            }
+            if let (password, file) = secret(section, "password", file: "password_file", refusingEmpty: false) {
+                storage.password = password
+                storage.passwordFile = file
+            }
+        }
     }
 
     // MARK: mqtt

@@ -8,7 +8,7 @@ enum ConfigurationEnvironment {
         paths.append(["mqtt", "reconnect", "min_s"])
         paths.append(["mqtt", "reconnect", "max_s"])
         for key in ["enabled", "discovery_prefix", "status_topic"] { paths.append(["homeassistant", key]) }
-        paths.append(["storage", "path"])
+        for key in ConfigurationDecoder.storageKeys { paths.append(["storage", key]) }
         paths.append(["health", "interval_s"])
         paths.append(["log", "level"])
         paths.append(["log", "format"])
@@ -18,6 +18,9 @@ enum ConfigurationEnvironment {
         for key in ConfigurationDecoder.clusterKeys { paths.append(["cluster", key]) }
         return paths
     }()
+
+    /// The secrets, taken literally from the environment.
+    static let secrets: Set<[String]> = [["mqtt", "password"], ["http", "token"], ["storage", "password"]]
 
     /// The sections whose variables are checked for typos.
     static let sections = ["MQTT", "HOMEASSISTANT", "STORAGE", "HEALTH", "LOG", "SWITCHING", "IDENTITY", "HTTP", "CLUSTER"]
@@ -45,7 +48,7 @@ enum ConfigurationEnvironment {
             }
             let value = environment[name] ?? ""
             // A secret is taken literally: "null" or "~" there is a password, not an absence.
-            let style: YAMLNode.ScalarStyle = path == ["mqtt", "password"] || path == ["http", "token"] ? .doubleQuoted : .plain
+            let style: YAMLNode.ScalarStyle = Self.secrets.contains(path) ? .doubleQuoted : .plain
             let node = YAMLNode(.scalar(.init(value: value, style: style)), origin: .environment(variable: name))
             root = set(node, at: path[...], in: root)
         }

@@ -23,7 +23,7 @@ import Synchronization
 ///
 /// Durability: WAL journal with `synchronous=FULL`; `apply` returns only after the commit
 /// is on disk, so a write the bridge acknowledges afterwards survives `kill -9` and a power cut.
-public final class AccessoryStore: Sendable {
+public final class AccessoryStore: AccessoryStorage {
     /// How the database is opened.
     public enum Mode: Sendable, Hashable {
         /// Created if missing, migrated to the current schema, writable.
@@ -36,6 +36,8 @@ public final class AccessoryStore: Sendable {
 
     /// The database file.
     public let path: String
+    /// The database file, for log lines.
+    public var location: String { path }
     /// How it was opened.
     public let mode: Mode
     private let connection: Mutex<SQLiteConnection>

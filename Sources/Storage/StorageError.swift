@@ -42,6 +42,10 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         case alreadyInUse
         /// The store was closed.
         case closed
+        /// The database server cannot be reached or the connection to it was lost
+        /// (PostgreSQL). A write that failed so may or may not have been committed; nothing
+        /// was acknowledged, and the next call reconnects.
+        case unavailable
         /// Any other SQLite result code (the extended code).
         case other(Int32)
     }
@@ -52,12 +56,15 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String
     /// The extended SQLite result code, when the failure came from SQLite.
     public var sqliteCode: Int32?
+    /// PostgreSQL's SQLSTATE (five characters, e.g. `23503`), when the failure came from the server.
+    public var sqlState: String?
 
     /// Creates an error.
-    public init(_ code: Code, message: String, sqliteCode: Int32? = nil) {
+    public init(_ code: Code, message: String, sqliteCode: Int32? = nil, sqlState: String? = nil) {
         self.code = code
         self.message = message
         self.sqliteCode = sqliteCode
+        self.sqlState = sqlState
     }
 
     public var description: String { "storage: \(message)" }
@@ -94,6 +101,7 @@ public struct StorageError: Error, Hashable, Sendable, CustomStringConvertible {
         case .cannotOpen: "check that storage.path and its directory exist and are writable"
         case .ioError: "the operating system reported an I/O error; check the disk"
         case .constraint: "the write refers to an accessory that is not stored"
+        case .unavailable: "the database server cannot be reached; check that it runs and storage.url (nothing was acknowledged)"
         case .newerSchema, .notAStore, .alreadyInUse, .closed, .other: ""
         }
     }

@@ -16,8 +16,8 @@ import Storage
 #endif
 
 /// `aabridge run`: loads and validates the configuration (exit 2 with every error), takes
-/// the database's lock (exit 3 when another aabridge holds it), opens the database (exit 1
-/// with a clear reason), then runs the bridge until SIGTERM/SIGINT; the runtime returns the
+/// the database's lock (SQLite; exit 3 when another aabridge holds it), opens the database
+/// (SQLite's file or PostgreSQL's `storage.url`; exit 1 with a clear reason), then runs the bridge until SIGTERM/SIGINT; the runtime returns the
 /// status from there on (4 when the session's first commit cannot be stored,
 /// `BridgeRuntime.activationNotStoredExitStatus`).
 enum RunCommand {
@@ -26,6 +26,13 @@ enum RunCommand {
 
     static func run(options: [String]) async -> Int32 {
         guard let configuration = Command.loadConfiguration(options) else { return ConfigurationErrors.exitStatus }
+        switch configuration.storage.backend {
+        case .sqlite: return await runOnSQLite(configuration)
+        case .postgresql: return await runOnPostgres(configuration)
+        }
+    }
+
+    private static func runOnSQLite(_ configuration: BridgeConfiguration) async -> Int32 {
         // One bridge per database, held until the process exits (the kernel releases it).
         let lock: DatabaseLock
         do {
@@ -54,6 +61,30 @@ enum RunCommand {
             printError("aabridge: storage.path: \(error.message)")
             return 1
         }
+        return await run(configuration, store: store)
+    }
+
+    /// PostgreSQL: no `DatabaseLock` (the database is on another machine, and the schema's
+    /// migrations take an advisory lock of their own). A server that cannot be reached at
+    /// start is the same failure as a database that cannot be opened: exit 1, and the service
+    /// manager's restart tries again.
+    private static func runOnPostgres(_ configuration: BridgeConfiguration) async -> Int32 {
+        ResidentMemory.fixHeapThresholds()
+        let store: PostgresStore
+        do {
+            store = try PostgresStore(url: configuration.storage.url ?? "", password: configuration.storage.password?.revealed)
+        } catch {
+            printError("aabridge: storage.url: \(error.message)")
+            return 1
+        }
+        // A standby or a read-only database: serve what is stored, refuse every change.
+        if store.isReadOnly {
+            printError("aabridge: storage.url: \(store.location) is read-only; running read-only, changes will be refused")
+        }
+        return await run(configuration, store: store)
+    }
+
+    private static func run(_ configuration: BridgeConfiguration, store: any AccessoryStorage) async -> Int32 {
         // Signals are caught before anything else starts, so an early SIGTERM is graceful too.
         let signals = ShutdownSignals.stream()
         let runtime: BridgeRuntime

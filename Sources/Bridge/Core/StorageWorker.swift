@@ -5,13 +5,14 @@ import Synchronization
 
 /// The store behind a thread of its own.
 ///
-/// A commit waits for the disk (`synchronous=FULL`: one fdatasync each) and a locked
+/// A commit waits for the disk (SQLite's `synchronous=FULL`: one fdatasync each; PostgreSQL's
+/// `synchronous_commit = on`: a round trip and the server's flush), a locked
 /// database for up to the busy timeout; neither may hold a thread of Swift's cooperative
 /// pool, which the whole process shares. The runtime awaits each call, which suspends its
 /// task without blocking a thread; the serial queue keeps commits in the order they were
 /// asked for.
 final class StorageWorker: Sendable {
-    private let store: AccessoryStore
+    private let store: any AccessoryStorage
     private let queue = DispatchQueue(label: "aabridge.storage")
     /// How long each commit took (`/metrics`).
     let commitLatency = LatencyHistogram()
@@ -19,7 +20,7 @@ final class StorageWorker: Sendable {
     /// Whether the latest commit failed (`/healthz` says so until one succeeds).
     var lastCommitFailed: Bool { lastFailed.load(ordering: .relaxed) }
 
-    init(store: AccessoryStore) { self.store = store }
+    init(store: any AccessoryStorage) { self.store = store }
 
     /// Commits `writes` in one transaction.
     /// - Returns: the error when nothing was committed.

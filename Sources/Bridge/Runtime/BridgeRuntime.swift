@@ -86,7 +86,7 @@ public final class BridgeRuntime {
     /// Opens nothing itself: the caller loads the configuration and opens the store, so that
     /// each can fail with its own clear message and exit status.
     public convenience init(
-        configuration: BridgeConfiguration, store: AccessoryStore,
+        configuration: BridgeConfiguration, store: any AccessoryStorage,
         clock wall: @escaping @Sendable () -> Timestamp = BridgeClock.now
     ) throws {
         let topics = Topics(base: configuration.mqtt.baseTopic)
@@ -106,7 +106,7 @@ public final class BridgeRuntime {
 
     /// A runtime on any connection (see ``MQTTConnection``).
     public init(
-        configuration: BridgeConfiguration, store: AccessoryStore, connection: any MQTTConnection,
+        configuration: BridgeConfiguration, store: any AccessoryStorage, connection: any MQTTConnection,
         clock wall: @escaping @Sendable () -> Timestamp = BridgeClock.now
     ) throws {
         // Engine time never goes backwards (see SteadyClock): a wall clock set back must not

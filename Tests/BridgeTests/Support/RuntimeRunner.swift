@@ -21,6 +21,8 @@ final class RuntimeRunner {
     private(set) var inbox: RuntimeInbox?
     /// The running runtime's store (to count its transactions).
     private(set) var store: AccessoryStore?
+    /// Opens another store instead of the SQLite file at `databasePath` (PostgreSQL).
+    var openStore: (() throws -> any AccessoryStorage)?
 
     init(configuration: BridgeConfiguration, databasePath: String) {
         self.configuration = configuration
@@ -34,12 +36,12 @@ final class RuntimeRunner {
         observer: Observer, clock: @escaping @Sendable () -> Timestamp, waitOnline: Bool = true,
         prepare: (BridgeRuntime) -> Void = { _ in }
     ) async throws {
-        let store = try AccessoryStore(path: databasePath)
+        let store = try openStore?() ?? AccessoryStore(path: databasePath)
         let runtime = try BridgeRuntime(configuration: configuration, store: store, clock: clock)
         prepare(runtime)
         client = runtime.connection as? MQTTClient
         inbox = runtime.inbox
-        self.store = store
+        self.store = store as? AccessoryStore
         // The runtime is driven by its own task; the test only calls stop() on it, which
         // just yields into the runtime's event stream (thread-safe).
         nonisolated(unsafe) let unsafeRuntime = runtime
