@@ -40,6 +40,12 @@ extension ConfigurationDecoder {
         }
         http(top["http"], into: &configuration.http)
         cluster(top["cluster"], into: &configuration.cluster)
+        if configuration.cluster.enabled && configuration.storage.backend != .postgresql {
+            fail(
+                "cluster.enabled",
+                "a cluster shares its accessories through PostgreSQL: set storage.backend: postgresql and storage.url (docs/scaling.md)",
+                at: top["cluster"])
+        }
         if let setup = setup(top["setup"]) { configuration.setup = setup }
         configuration.products = products(top["products"])
         configuration.gateways = gateways(top["gateways"], baseTopic: configuration.mqtt.baseTopic)

@@ -72,7 +72,11 @@ enum RunCommand {
         ResidentMemory.fixHeapThresholds()
         let store: PostgresStore
         do {
-            store = try PostgresStore(url: configuration.storage.url ?? "", password: configuration.storage.password?.revealed)
+            // In a cluster, each commit's notification names this instance, so that the others
+            // reload what it changed and it skips its own (docs/scaling.md).
+            let origin = configuration.cluster.enabled ? configuration.cluster.instance : ""
+            store = try PostgresStore(
+                url: configuration.storage.url ?? "", password: configuration.storage.password?.revealed, origin: origin)
         } catch {
             printError("aabridge: storage.url: \(error.message)")
             return 1
