@@ -56,17 +56,21 @@ enum E2E {
 
     /// A scratch directory with a database holding `accessories` authorized accessories, each
     /// registered with audioSwitching + placement and one of 64 sources as primary.
+    /// With `postgresURL`, the accessories are stored in that (empty) PostgreSQL database
+    /// instead, and the configuration says `backend: postgresql`.
     final class Workspace: Sendable {
         let directory: String
         let databasePath: String
         let accessories: Int
+        let postgresURL: String?
 
-        init(accessories: Int, tag: String) throws {
+        init(accessories: Int, tag: String, postgresURL: String? = nil) throws {
             directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-bench-\(tag)-\(UUID().uuidString)").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             databasePath = directory + "/aabridge.sqlite3"
             self.accessories = accessories
-            let store = try AccessoryStore(path: databasePath)
+            self.postgresURL = postgresURL
+            let store: any AccessoryStorage = try postgresURL.map { try PostgresStore(url: $0) } ?? AccessoryStore(path: databasePath)
             defer { store.close() }
             var writes: [StorageWrite] = [.migrationComplete]
             writes.reserveCapacity(2 * accessories + 1)
@@ -90,7 +94,7 @@ enum E2E {
             var start = 0
             while start < writes.count {
                 let end = min(writes.count, start + 20_000)
-                try store.apply(Array(writes[start..<end]))
+                try store.apply(Array(writes[start..<end]), sources: [:])
                 start = end
             }
         }
@@ -109,7 +113,7 @@ enum E2E {
             homeassistant:
               enabled: false
             storage:
-              path: \(databasePath)
+            \(postgresURL.map { "  backend: postgresql\n  url: \($0)" } ?? "  path: \(databasePath)")
             health:
               interval_s: 3600
             log:

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import LocalProcess
 import MQTT
 
 /// Ingest against the physical reference (issue 19): the bridge, `aabridge run` as a separate
@@ -71,22 +72,58 @@ enum IngestBenchmark {
     static func run() async throws {
         let arguments = CommandLine.arguments
         let executable = try E2E.aabridgeExecutable()
-        if !arguments.contains("--callgrind-only") { try await throughput(executable: executable) }
+        if !arguments.contains("--callgrind-only") {
+            // `--backends sqlite,postgresql`: the same runs once per storage backend, each bridge
+            // with its own database, in this one invocation (issue 16: one instance on
+            // PostgreSQL against SQLite).
+            let backends = arguments.firstIndex(of: "--backends").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }?
+                .split(separator: ",").map(String.init) ?? ["sqlite"]
+            var figures: [String: [Int: Median]] = [:]
+            for backend in backends {
+                print("ingest: storage backend \(backend)")
+                switch backend {
+                case "sqlite": figures[backend] = try await throughput(executable: executable, postgresURL: nil)
+                case "postgresql":
+                    // fsync on, as SQLite's synchronous=FULL: a commit is on disk when it returns.
+                    let postgres = try LocalPostgres(.init(fsync: true))
+                    defer { postgres.stop() }
+                    figures[backend] = try await throughput(executable: executable, postgresURL: postgres.url)
+                default: throw E2E.Failure("--backends: '\(backend)' is not sqlite or postgresql")
+                }
+            }
+            if let sqlite = figures["sqlite"], let postgres = figures["postgresql"] {
+                for qos in [1, 0] {
+                    guard let s = sqlite[qos], let p = postgres[qos] else { continue }
+                    print("ingest.qos\(qos)_postgresql_vs_sqlite_rate \(E2E.format(p.rate / s.rate, 3)) ratio")
+                    print("ingest.qos\(qos)_postgresql_vs_sqlite_cpu \(E2E.format(p.cpu / s.cpu, 3)) ratio")
+                    print(
+                        "ingest (publishers at QoS \(qos)): bridge on PostgreSQL \(E2E.format(p.rate, 0)) msg/s, \(E2E.format(p.cpu, 2)) us/msg; "
+                            + "on SQLite \(E2E.format(s.rate, 0)) msg/s, \(E2E.format(s.cpu, 2)) us/msg (medians of clean runs)")
+                }
+            }
+        }
         if arguments.contains("--callgrind") || arguments.contains("--callgrind-only") {
             try await IngestCallgrind.run(executable: executable, accessories: accessories)
         }
     }
 
-    static func throughput(executable: String) async throws {
+    /// The bridge's medians (clean runs) per publisher QoS: rate and CPU per message.
+    struct Median {
+        var rate: Double
+        var cpu: Double
+    }
+
+    static func throughput(executable: String, postgresURL: String?) async throws -> [Int: Median] {
         let broker = try IngestBroker()
         defer { broker.stop() }
-        let workspace = try E2E.Workspace(accessories: accessories + IngestPublishers.count, tag: "ingest")
+        let workspace = try E2E.Workspace(accessories: accessories + IngestPublishers.count, tag: "ingest", postgresURL: postgresURL)
         IngestChildren.add(directory: workspace.directory)
         let publishers = try await IngestPublishers(broker: broker, accessories: accessories)
         let bridge = try await IngestBridge(
             executable: executable, workspace: workspace, accessories: accessories, markers: IngestPublishers.count, broker: broker)
+        let medians: [Int: Median]
         do {
-            try await throughput(broker: broker, publishers: publishers, bridge: bridge)
+            medians = try await throughput(broker: broker, publishers: publishers, bridge: bridge)
         } catch {
             await bridge.stop()
             await publishers.disconnect()
@@ -94,9 +131,10 @@ enum IngestBenchmark {
         }
         await bridge.stop()
         await publishers.disconnect()
+        return medians
     }
 
-    static func throughput(broker: IngestBroker, publishers: IngestPublishers, bridge: IngestBridge) async throws {
+    static func throughput(broker: IngestBroker, publishers: IngestPublishers, bridge: IngestBridge) async throws -> [Int: Median] {
         let sent = IngestPublishers.sent(messagesPerRun)
         print(
             "ingest: \(sent) OpenMQTTGateway messages per run over \(accessories) registered accessories from \(IngestPublishers.count) publishers; "
@@ -113,6 +151,7 @@ enum IngestBenchmark {
         _ = try await referenceRun(publishers, broker: broker, count: warmup, qos: .atLeastOnce, subscriberQoS: 1)
 
         var lossy = 0
+        var medians: [Int: Median] = [:]
         for qos in [MQTTQoS.atLeastOnce, .atMostOnce] {
             let q = qos == .atLeastOnce ? 1 : 0
             var samples: [Consumer: [Sample]] = [:]
@@ -135,7 +174,7 @@ enum IngestBenchmark {
                         + "publishers enqueued in \(E2E.format(b.publishSeconds, 2))/\(E2E.format(s1.publishSeconds, 2))/\(E2E.format(s0.publishSeconds, 2)) s; "
                         + "load \(ProcessClock.loadAverage())")
             }
-            report(qos: q, samples)
+            medians[q] = report(qos: q, samples)
         }
         let memory = ProcessClock.memory(bridge.pid)
         print("ingest.bridge_vmrss_kib \(memory.rss) KiB")
@@ -145,11 +184,14 @@ enum IngestBenchmark {
             "ingest: bridge VmRSS \(E2E.format(Double(memory.rss) / 1024)) MiB, VmHWM \(E2E.format(Double(memory.peak) / 1024)) MiB after the runs; "
                 + "\(lossy) lossy or incomplete runs\(lossy > 0 ? " (FLAGGED: their figures are left out of the medians)" : ""); load average \(ProcessClock.loadAverage())"
         )
+        return medians
     }
 
     /// The `name value unit` lines and the summary of one publisher QoS: medians of the clean
     /// runs, ranges in the summary; ratios are taken per repetition (runs side by side).
-    static func report(qos: Int, _ samples: [Consumer: [Sample]]) {
+    /// - Returns: the bridge's medians.
+    @discardableResult
+    static func report(qos: Int, _ samples: [Consumer: [Sample]]) -> Median {
         func median(_ values: [Double]) -> Double { values.isEmpty ? .nan : values.sorted()[values.count / 2] }
         func range(_ values: [Double], _ digits: Int) -> String {
             guard let low = values.min(), let high = values.max() else { return "n/a" }
@@ -175,9 +217,11 @@ enum IngestBenchmark {
                     + "throughput ratio \(range(rates, 3)), CPU ratio \(range(cpu, 2))x")
         }
         let cleanBridge = bridge.filter(\.clean)
+        let result = Median(rate: median(cleanBridge.map(\.rate)), cpu: median(cleanBridge.map(\.cpuPerMessage)))
         print(
             "ingest (publishers at QoS \(qos), \(cleanBridge.count)/\(bridge.count) clean bridge runs): bridge \(range(cleanBridge.map(\.rate), 0)) msg/s, "
                 + "\(range(cleanBridge.map(\.cpuPerMessage), 2)) us/msg; " + summary.joined(separator: "; "))
+        return result
     }
 
     /// One bridge run: `count` messages, then each publisher's marker; done when the markers'
