@@ -93,6 +93,8 @@ public final class LocalPostgres: Sendable {
     public func start() throws {
         let deadline = Date().addingTimeInterval(30)
         while true {
+            // The log is appended to across starts; only this attempt's part tells why it failed.
+            let logStart = log.utf8.count
             let server = try ChildProcess(
                 path: command(binaries + "/postgres").path,
                 arguments: command(binaries + "/postgres").arguments + [
@@ -107,6 +109,11 @@ public final class LocalPostgres: Sendable {
             }
             process.withLock { $0 = nil }
             server.stop(signal: SIGKILL)
+            // The port was taken since it was chosen: waiting will not free it (the caller picks another).
+            let attemptLog = String(decoding: log.utf8.dropFirst(logStart), as: UTF8.self)
+            if attemptLog.contains("could not bind IPv4 address") || attemptLog.contains("Address already in use") {
+                throw LocalProcessError("postgres could not listen on 127.0.0.1:\(port); log:\n\(log)")
+            }
             guard Date() < deadline else {
                 throw LocalProcessError("postgres did not accept connections on 127.0.0.1:\(port); log:\n\(log)")
             }

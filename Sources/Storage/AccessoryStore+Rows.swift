@@ -1,6 +1,7 @@
 import AccessoryKit
 
-/// The SQL for each storage write and the decoding of rows back into domain values.
+/// The SQL for each storage write, and `load`'s reads (the rows are decoded by ``StoredRows``,
+/// shared with ``PostgresStore``).
 extension AccessoryStore {
     static func perform(_ write: StorageWrite, on connection: SQLiteConnection, now: Int64) throws(StorageError) {
         switch write {
@@ -83,66 +84,16 @@ extension AccessoryStore {
     static func readState(_ connection: SQLiteConnection) throws(StorageError) -> RestoredState {
         var state = RestoredState()
         let path = connection.path
-        func damaged(_ id: BluetoothAddress, _ what: String) -> StorageError {
-            StorageError(
-                .corrupt, message: "\(path): the stored \(what) of accessory \(id) cannot be read; restore a backup or remove the accessory"
-            )
-        }
-        // Accessories of one product share one descriptor text: decode each text once.
         var descriptors: [String: DiscoveryDescriptor] = [:]
-        try connection.run(
-            """
-            SELECT id, display_name, product, state, bluetooth_identifier, ssid, bridging_identifier, descriptor
-            FROM accessories ORDER BY id
-            """
-        ) { row throws(StorageError) in
-            let id = address(row.integer(0))
-            guard let stateValue = Int(exactly: row.integer(3)), let accessoryState = Accessory.State(rawValue: stateValue) else {
-                throw damaged(id, "authorization state")
-            }
-            guard let identifierText = row.text(4), let identifier = BluetoothUUID(identifierText) else {
-                throw damaged(id, "bluetooth identifier")
-            }
-            guard let descriptorText = row.text(7),
-                let descriptor = descriptors[descriptorText] ?? DescriptorRecord.decode(descriptorText)
-            else {
-                throw damaged(id, "discovery descriptor")
-            }
-            descriptors[descriptorText] = descriptor
-            state.accessories.append(
-                Accessory(
-                    id: id, displayName: row.text(1) ?? "", product: row.text(2) ?? "", descriptor: descriptor,
-                    state: accessoryState, bluetoothIdentifier: identifier, ssid: row.text(5),
-                    bluetoothTransportBridgingIdentifier: row.blob(6)))
+        try connection.run(StoredRows.accessories) { row throws(StorageError) in
+            state.accessories.append(try StoredRows.accessory(row, location: path, descriptors: &descriptors))
         }
-        try connection.run(
-            """
-            SELECT accessory_id, capabilities, placement, primary_source, secondary_source, invalidated FROM registrations
-            """
-        ) { row throws(StorageError) in
-            let id = address(row.integer(0))
-            guard let raw = UInt8(exactly: row.integer(1)) else { throw damaged(id, "registration capabilities") }
-            var placement: AccessoryControlDevice.Placement?
-            if let text = row.text(2) {
-                guard let value = AccessoryControlDevice.Placement(rawValue: text) else { throw damaged(id, "registration placement") }
-                placement = value
-            }
-            let configuration = AccessoryControlDevice.Configuration(
-                devicePlacement: placement, deviceCapabilities: .init(rawValue: raw),
-                primaryAudioSourceDeviceIdentifier: row.optionalInteger(3).map(address),
-                secondaryAudioSourceDeviceIdentifier: row.optionalInteger(4).map(address))
-            state.registrations[id] = Registration(configuration: configuration, isInvalidated: row.integer(5) != 0)
+        try connection.run(StoredRows.registrations) { row throws(StorageError) in
+            let (id, registration) = try StoredRows.registration(row, location: path)
+            state.registrations[id] = registration
         }
-        try connection.run("SELECT accessory_id, irk, encryption_key, followed_address FROM identities") { row throws(StorageError) in
-            let id = address(row.integer(0))
-            func key(_ column: Int32) throws(StorageError) -> AccessoryKey? {
-                guard let bytes = row.blob(column) else { return nil }
-                guard let key = AccessoryKey(bytes: bytes) else { throw damaged(id, "key") }
-                return key
-            }
-            let keys = AccessoryKeys(irk: try key(1), encryptionKey: try key(2))
-            if !keys.isEmpty { state.keys[id] = keys }
-            if let followed = row.optionalInteger(3) { state.followedAddresses[id] = address(followed) }
+        try connection.run(StoredRows.identities) { row throws(StorageError) in
+            try StoredRows.identity(row, location: path, into: &state)
         }
         state.migrationComplete = try connection.scalar("SELECT value FROM meta WHERE key = 'migration_complete'") == "1"
         return state

@@ -139,7 +139,7 @@ public final class AccessoryStore: AccessoryStorage {
     public func loadSources() throws(StorageError) -> [BluetoothAddress: [BluetoothAddress]] {
         try connection.withLock { connection throws(StorageError) in
             var result: [BluetoothAddress: [BluetoothAddress]] = [:]
-            try connection.run("SELECT accessory_id, source FROM sources ORDER BY accessory_id, position") { row throws(StorageError) in
+            try connection.run(StoredRows.sources) { row throws(StorageError) in
                 result[Self.address(row.integer(0)), default: []].append(Self.address(row.integer(1)))
             }
             return result

@@ -43,6 +43,9 @@ public final class PostgresConnection {
     /// The connection string without its password, for log lines and errors.
     public let location: String
     private var handle: OpaquePointer?
+    /// A failure said the session is gone (SQLSTATE class 08, the server shutting down) while
+    /// libpq may still call the connection OK: ``isConnected`` is false until ``reconnect()``.
+    private var lost = false
 
     /// Connects and runs the session setup (``sessionSetup``).
     ///
@@ -108,7 +111,7 @@ public final class PostgresConnection {
     /// Whether the connection is up (`PQstatus` is `CONNECTION_OK`). A server that went away
     /// is noticed by the next operation, which fails with `.unavailable`; after that this is false.
     public var isConnected: Bool {
-        guard let handle else { return false }
+        guard let handle, !lost else { return false }
         return PQstatus(handle) == CONNECTION_OK
     }
 
@@ -119,6 +122,7 @@ public final class PostgresConnection {
     public func reconnect() throws(StorageError) {
         guard let handle else { throw closedError() }
         PQreset(handle)
+        lost = false
         guard PQstatus(handle) == CONNECTION_OK else { throw connectionError(context: "cannot reconnect to PostgreSQL") }
         try execute(Self.sessionSetup)
     }
@@ -193,7 +197,10 @@ public final class PostgresConnection {
     /// - Throws: `.unavailable` when the connection was lost.
     public func notifications() throws(StorageError) -> [PostgresNotification] {
         guard let handle else { throw closedError() }
-        guard PQconsumeInput(handle) == 1 else { throw connectionError(context: "cannot read notifications") }
+        guard PQconsumeInput(handle) == 1 else {
+            lost = true
+            throw connectionError(context: "cannot read notifications")
+        }
         var received: [PostgresNotification] = []
         while let notification = PQnotifies(handle) {
             received.append(
@@ -230,6 +237,7 @@ public final class PostgresConnection {
         let primary = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "M"))) }.map { String(cString: $0) }
         // A lost connection has no SQLSTATE of its own; libpq marks the connection bad.
         if !isConnected || sqlState.map(Self.isConnectionFailure) == true {
+            lost = true
             throw connectionError(context: "the connection to PostgreSQL was lost", sqlState: sqlState)
         }
         let text = primary ?? trimmedErrorMessage()

@@ -1,7 +1,7 @@
 import AccessoryKit
 
-/// The SQL for each storage write and the decoding of rows, as ``AccessoryStore``'s with
-/// PostgreSQL's parameters (`$1`) and types (BYTEA, BOOLEAN).
+/// The SQL for each storage write, as ``AccessoryStore``'s with PostgreSQL's parameters (`$1`)
+/// and types (BYTEA, BOOLEAN); the rows are decoded by ``StoredRows``, as SQLite's are.
 extension PostgresStore {
     private static func value(_ address: BluetoothAddress) -> PostgresValue { .integer(Int64(bitPattern: address.rawValue)) }
 
@@ -90,64 +90,16 @@ extension PostgresStore {
     static func readState(_ connection: PostgresConnection) throws(StorageError) -> RestoredState {
         var state = RestoredState()
         let location = connection.location
-        func damaged(_ id: BluetoothAddress, _ what: String) -> StorageError {
-            StorageError(
-                .corrupt,
-                message: "\(location): the stored \(what) of accessory \(id) cannot be read; restore a backup or remove the accessory")
-        }
-        let address = AccessoryStore.address
         var descriptors: [String: DiscoveryDescriptor] = [:]
-        try connection.run(
-            """
-            SELECT id, display_name, product, state, bluetooth_identifier, ssid, bridging_identifier, descriptor
-            FROM accessories ORDER BY id
-            """
-        ) { row throws(StorageError) in
-            let id = address(row.integer(0))
-            guard let stateValue = Int(exactly: row.integer(3)), let accessoryState = Accessory.State(rawValue: stateValue) else {
-                throw damaged(id, "authorization state")
-            }
-            guard let identifierText = row.text(4), let identifier = BluetoothUUID(identifierText) else {
-                throw damaged(id, "bluetooth identifier")
-            }
-            guard let descriptorText = row.text(7),
-                let descriptor = descriptors[descriptorText] ?? DescriptorRecord.decode(descriptorText)
-            else {
-                throw damaged(id, "discovery descriptor")
-            }
-            descriptors[descriptorText] = descriptor
-            state.accessories.append(
-                Accessory(
-                    id: id, displayName: row.text(1) ?? "", product: row.text(2) ?? "", descriptor: descriptor,
-                    state: accessoryState, bluetoothIdentifier: identifier, ssid: row.text(5),
-                    bluetoothTransportBridgingIdentifier: row.bytes(6)))
+        try connection.run(StoredRows.accessories) { row throws(StorageError) in
+            state.accessories.append(try StoredRows.accessory(row, location: location, descriptors: &descriptors))
         }
-        try connection.run(
-            "SELECT accessory_id, capabilities, placement, primary_source, secondary_source, invalidated FROM registrations"
-        ) { row throws(StorageError) in
-            let id = address(row.integer(0))
-            guard let raw = UInt8(exactly: row.integer(1)) else { throw damaged(id, "registration capabilities") }
-            var placement: AccessoryControlDevice.Placement?
-            if let text = row.text(2) {
-                guard let value = AccessoryControlDevice.Placement(rawValue: text) else { throw damaged(id, "registration placement") }
-                placement = value
-            }
-            let configuration = AccessoryControlDevice.Configuration(
-                devicePlacement: placement, deviceCapabilities: .init(rawValue: raw),
-                primaryAudioSourceDeviceIdentifier: row.optionalInteger(3).map(address),
-                secondaryAudioSourceDeviceIdentifier: row.optionalInteger(4).map(address))
-            state.registrations[id] = Registration(configuration: configuration, isInvalidated: row.bool(5))
+        try connection.run(StoredRows.registrations) { row throws(StorageError) in
+            let (id, registration) = try StoredRows.registration(row, location: location)
+            state.registrations[id] = registration
         }
-        try connection.run("SELECT accessory_id, irk, encryption_key, followed_address FROM identities") { row throws(StorageError) in
-            let id = address(row.integer(0))
-            func key(_ column: Int32) throws(StorageError) -> AccessoryKey? {
-                guard let bytes = row.bytes(column) else { return nil }
-                guard let key = AccessoryKey(bytes: bytes) else { throw damaged(id, "key") }
-                return key
-            }
-            let keys = AccessoryKeys(irk: try key(1), encryptionKey: try key(2))
-            if !keys.isEmpty { state.keys[id] = keys }
-            if let followed = row.optionalInteger(3) { state.followedAddresses[id] = address(followed) }
+        try connection.run(StoredRows.identities) { row throws(StorageError) in
+            try StoredRows.identity(row, location: location, into: &state)
         }
         try connection.run("SELECT value FROM meta WHERE key = 'migration_complete'") { row throws(StorageError) in
             if row.text(0) == "1" { state.migrationComplete = true }

@@ -122,7 +122,7 @@ public final class PostgresStore: AccessoryStorage {
     public func loadSources() throws(StorageError) -> [BluetoothAddress: [BluetoothAddress]] {
         try withConnection { connection throws(StorageError) in
             var result: [BluetoothAddress: [BluetoothAddress]] = [:]
-            try connection.run("SELECT accessory_id, source FROM sources ORDER BY accessory_id, position") { row throws(StorageError) in
+            try connection.run(StoredRows.sources) { row throws(StorageError) in
                 result[AccessoryStore.address(row.integer(0)), default: []].append(AccessoryStore.address(row.integer(1)))
             }
             return result

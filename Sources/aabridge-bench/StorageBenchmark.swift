@@ -1,19 +1,36 @@
 import AccessoryKit
 import Foundation
+import LocalProcess
 import Storage
 
 /// Storage figures: acknowledged registrations per second at the bridge's durability
 /// (one `BEGIN IMMEDIATE ... COMMIT` per request, WAL with `synchronous=FULL`, so one fsync
-/// each) and the startup load of 10,000 accessories with registrations.
+/// each) and the startup load of 10,000 accessories with registrations; `storage-postgres`
+/// the same on a local PostgreSQL (``LocalPostgres`` with `fsync` on, `synchronous_commit = on`).
 enum StorageBenchmark {
     static func run() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-bench-storage-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let path = directory + "/aabridge.sqlite3"
+        try measure(prefix: "storage", durability: "WAL, synchronous=FULL") { try AccessoryStore(path: path) }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        print("storage: database \(size / 1024) KiB")
+    }
+
+    static func runPostgres() async throws {
+        let server = try LocalPostgres(.init(fsync: true))
+        defer { server.stop() }
+        try measure(prefix: "storage_postgres", durability: "PostgreSQL on 127.0.0.1, synchronous_commit=on, fsync on") {
+            try PostgresStore(url: server.url)
+        }
+    }
+
+    /// Commits per second and the startup load through the stores `open` returns (each call a new one).
+    static func measure(prefix: String, durability: String, open: () throws -> any AccessoryStorage) throws {
         let count = 10_000
         let clock = ContinuousClock()
 
-        let store = try AccessoryStore(path: path)
+        let store = try open()
         let accessories = (0..<count).map { n in
             Accessory(
                 id: BluetoothAddress(rawValue: 0x00A0_0000_0000 + UInt64(n)), displayName: "Accessory \(n)", product: "Acme Buds",
@@ -56,7 +73,7 @@ enum StorageBenchmark {
         var loaded = 0
         for _ in 0..<5 {
             let openStart = clock.now
-            let reopened = try AccessoryStore(path: path)
+            let reopened = try open()
             let loadStart = clock.now
             let state = try reopened.load()
             let end = clock.now
@@ -70,17 +87,15 @@ enum StorageBenchmark {
         opens.sort()
         let loadMedian = milliseconds(loads[2])
         let openMedian = milliseconds(opens[2])
-        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
-
-        print("storage.registrations_per_s \(format(perSecond)) commits/s")
-        print("storage.load_10000_ms \(format(loadMedian)) ms")
-        print("storage.open_and_load_10000_ms \(format(openMedian)) ms")
+        print("\(prefix).registrations_per_s \(format(perSecond)) commits/s")
+        print("\(prefix).load_10000_ms \(format(loadMedian)) ms")
+        print("\(prefix).open_and_load_10000_ms \(format(openMedian)) ms")
         print(
             """
-            storage: \(commits) durable registration commits in \(format(seconds(elapsed))) s \
-            (\(format(1000 / perSecond)) ms each: WAL, synchronous=FULL, one transaction per request); \
+            \(prefix): \(commits) durable registration commits in \(format(seconds(elapsed))) s \
+            (\(format(1000 / perSecond)) ms each: \(durability), one transaction per request); \
             load of \(count) accessories + \(count) registrations: median \(format(loadMedian)) ms, \
-            best \(format(milliseconds(loads[0]))) ms (open + load \(format(openMedian)) ms); database \(size / 1024) KiB
+            best \(format(milliseconds(loads[0]))) ms (open + load \(format(openMedian)) ms)
             """)
     }
 

@@ -5,6 +5,7 @@ let benchmarks: [(name: String, summary: String, run: () async throws -> Void)] 
     ("core", "engine throughput with 10,000 registered accessories", CoreBenchmark.run),
     ("telemetry", "parse throughput per gateway format", TelemetryBenchmark.run),
     ("storage", "registrations committed/s and load time for 10,000 accessories", StorageBenchmark.run),
+    ("storage-postgres", "the same on a local PostgreSQL (LocalPostgres, synchronous_commit on)", StorageBenchmark.runPostgres),
     (
         "e2e-throughput", "real mosquitto, OpenMQTTGateway publishers -> bridge vs a plain subscriber (QoS 1 and 0)",
         E2EThroughputBenchmark.run

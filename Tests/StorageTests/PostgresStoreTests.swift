@@ -227,6 +227,19 @@ struct PostgresStoreTests {
         #expect(try store.loadSources() == [F.full.id: [F.address(7)]])
     }
 
+    @Test("PostgreSQL restarted (fast shutdown ends every session): the next call throws .unavailable, the one after reconnects")
+    func serverRestarted() throws {
+        let server = try LocalPostgres()
+        let store = try PostgresStore(url: server.url)
+        try store.apply([.upsertAccessory(F.full)], sources: [:])
+        try server.restart()
+        var thrown: StorageError?
+        do { try store.apply([.upsertAccessory(F.bare)], sources: [:]) } catch { thrown = error }
+        #expect(thrown?.code == .unavailable)
+        try store.apply([.upsertAccessory(F.unauthorized)], sources: [:])
+        #expect(try store.load().accessories.map(\.id) == [F.full.id, F.unauthorized.id])
+    }
+
     @Test("a malformed URL and an unreachable server fail with clear errors")
     func badURL() throws {
         var thrown: StorageError?

@@ -1,0 +1,97 @@
+import AccessoryKit
+
+/// A result row as the decoders read it, from SQLite or PostgreSQL: both stores keep the same
+/// columns, so one decoder per table turns a row back into domain values for both.
+protocol StoredRow {
+    func integer(_ column: Int32) -> Int64
+    func optionalInteger(_ column: Int32) -> Int64?
+    func text(_ column: Int32) -> String?
+    /// A BLOB (SQLite) or BYTEA (PostgreSQL) column; nil for NULL.
+    func blob(_ column: Int32) -> [UInt8]?
+    /// An INTEGER 0/1 (SQLite) or BOOLEAN (PostgreSQL) column.
+    func flag(_ column: Int32) -> Bool
+}
+
+extension SQLiteConnection.Row: StoredRow {
+    func flag(_ column: Int32) -> Bool { integer(column) != 0 }
+}
+
+extension PostgresRow: StoredRow {
+    func blob(_ column: Int32) -> [UInt8]? { bytes(column) }
+    func flag(_ column: Int32) -> Bool { bool(column) }
+}
+
+/// The queries `load` runs, the same text in both SQL dialects, and the decoding of their rows.
+enum StoredRows {
+    static let accessories = """
+        SELECT id, display_name, product, state, bluetooth_identifier, ssid, bridging_identifier, descriptor
+        FROM accessories ORDER BY id
+        """
+    static let registrations =
+        "SELECT accessory_id, capabilities, placement, primary_source, secondary_source, invalidated FROM registrations"
+    static let identities = "SELECT accessory_id, irk, encryption_key, followed_address FROM identities"
+    static let sources = "SELECT accessory_id, source FROM sources ORDER BY accessory_id, position"
+
+    static func address(_ value: Int64) -> BluetoothAddress { BluetoothAddress(rawValue: UInt64(bitPattern: value)) }
+
+    /// The error for a row that cannot be decoded, naming the accessory and the field.
+    static func damaged(_ location: String, _ id: BluetoothAddress, _ what: String) -> StorageError {
+        StorageError(
+            .corrupt, message: "\(location): the stored \(what) of accessory \(id) cannot be read; restore a backup or remove the accessory"
+        )
+    }
+
+    /// A row of ``accessories``. Accessories of one product share one descriptor text: each
+    /// text is decoded once (`descriptors`).
+    static func accessory(
+        _ row: some StoredRow, location: String, descriptors: inout [String: DiscoveryDescriptor]
+    ) throws(StorageError) -> Accessory {
+        let id = address(row.integer(0))
+        guard let stateValue = Int(exactly: row.integer(3)), let accessoryState = Accessory.State(rawValue: stateValue) else {
+            throw damaged(location, id, "authorization state")
+        }
+        guard let identifierText = row.text(4), let identifier = BluetoothUUID(identifierText) else {
+            throw damaged(location, id, "bluetooth identifier")
+        }
+        guard let descriptorText = row.text(7), let descriptor = descriptors[descriptorText] ?? DescriptorRecord.decode(descriptorText)
+        else {
+            throw damaged(location, id, "discovery descriptor")
+        }
+        descriptors[descriptorText] = descriptor
+        return Accessory(
+            id: id, displayName: row.text(1) ?? "", product: row.text(2) ?? "", descriptor: descriptor,
+            state: accessoryState, bluetoothIdentifier: identifier, ssid: row.text(5),
+            bluetoothTransportBridgingIdentifier: row.blob(6))
+    }
+
+    /// A row of ``registrations``.
+    static func registration(_ row: some StoredRow, location: String) throws(StorageError) -> (BluetoothAddress, Registration) {
+        let id = address(row.integer(0))
+        guard let raw = UInt8(exactly: row.integer(1)) else { throw damaged(location, id, "registration capabilities") }
+        var placement: AccessoryControlDevice.Placement?
+        if let text = row.text(2) {
+            guard let value = AccessoryControlDevice.Placement(rawValue: text) else {
+                throw damaged(location, id, "registration placement")
+            }
+            placement = value
+        }
+        let configuration = AccessoryControlDevice.Configuration(
+            devicePlacement: placement, deviceCapabilities: .init(rawValue: raw),
+            primaryAudioSourceDeviceIdentifier: row.optionalInteger(3).map(address),
+            secondaryAudioSourceDeviceIdentifier: row.optionalInteger(4).map(address))
+        return (id, Registration(configuration: configuration, isInvalidated: row.flag(5)))
+    }
+
+    /// A row of ``identities``, into the state's keys and followed addresses.
+    static func identity(_ row: some StoredRow, location: String, into state: inout RestoredState) throws(StorageError) {
+        let id = address(row.integer(0))
+        func key(_ column: Int32) throws(StorageError) -> AccessoryKey? {
+            guard let bytes = row.blob(column) else { return nil }
+            guard let key = AccessoryKey(bytes: bytes) else { throw damaged(location, id, "key") }
+            return key
+        }
+        let keys = AccessoryKeys(irk: try key(1), encryptionKey: try key(2))
+        if !keys.isEmpty { state.keys[id] = keys }
+        if let followed = row.optionalInteger(3) { state.followedAddresses[id] = address(followed) }
+    }
+}
