@@ -76,7 +76,8 @@ enum IngestBenchmark {
             // `--backends sqlite,postgresql`: the same runs once per storage backend, each bridge
             // with its own database, in this one invocation (issue 16: one instance on
             // PostgreSQL against SQLite).
-            let backends = arguments.firstIndex(of: "--backends").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }?
+            let backends =
+                arguments.firstIndex(of: "--backends").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }?
                 .split(separator: ",").map(String.init) ?? ["sqlite"]
             var figures: [String: [Int: Median]] = [:]
             for backend in backends {
