@@ -4,6 +4,7 @@ import Foundation
 import JSON
 import MQTT
 import Storage
+import Synchronization
 import TestSupport
 import Testing
 
@@ -28,6 +29,7 @@ struct ClusterFlowTests {
 
     /// A cluster instance "a" whose membership is the test: `post` sends it a ``ClusterEvent``.
     static func withInstance(
+        failingLoads: FailingLoads? = nil,
         _ body: (InMemoryConnection, _ post: @escaping @Sendable (ClusterEvent) -> Void, _ database: String) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-cluster-\(UUID().uuidString)")
@@ -41,7 +43,9 @@ struct ClusterFlowTests {
         // on the backend.
         configuration.cluster = ClusterConfiguration(hostname: "a", enabled: true, partitions: 64)
         let connection = InMemoryConnection()
-        let runtime = try BridgeRuntime(configuration: configuration, store: try AccessoryStore(path: database), connection: connection)
+        let store = try AccessoryStore(path: database)
+        failingLoads?.store.withLock { $0 = store }
+        let runtime = try BridgeRuntime(configuration: configuration, store: failingLoads ?? store, connection: connection)
         runtime.joinsCluster = false
         let sink = runtime.eventSink
         nonisolated(unsafe) let running = runtime
@@ -124,6 +128,25 @@ struct ClusterFlowTests {
             let health = await connection.request("health")
             #expect(health?["epoch"] == 9)
             await connection.waitFor("aabridge/bridge/info")
+        }
+    }
+
+    @Test("partitions whose state cannot be loaded are not worked on until it can be")
+    func unloadedPartitionsAreNotOwned() async throws {
+        let storage = FailingLoads()
+        try await Self.withInstance(failingLoads: storage) { connection, post, _ in
+            storage.failing.store(true, ordering: .relaxed)
+            post(.ownership(held: Self.held(epoch: 4), members: ["a"]))
+            await connection.waitFor("aabridge/bridge/instances/a") { $0["partitions"] == [] }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(connection.json(on: "aabridge/accessory/\(Fixture.airPodsTopic)").isEmpty, "nothing published from unloaded state")
+            let health = "aabridge/bridge/response/health"
+            connection.deliver("aabridge/bridge/request/health", #"{"transaction":"unloaded"}"#)
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(connection.json(on: health).isEmpty, "nor answered")
+            storage.failing.store(false, ordering: .relaxed)
+            await connection.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["epoch"] == 4 }
+            await connection.waitFor("aabridge/bridge/instances/a") { $0["partitions"]?.arrayValue?.count == 64 }
         }
     }
 
@@ -243,4 +266,28 @@ struct ClusterStorageTests {
             #expect(try Self.storedPlacement(store) != .inEar)
         }
     }
+}
+
+/// A real SQLite store whose `load()` can be made to fail (a database that cannot be read
+/// for a while), for what the runtime does then.
+final class FailingLoads: AccessoryStorage {
+    let store = Mutex<AccessoryStore?>(nil)
+    let failing = Atomic<Bool>(false)
+
+    private var wrapped: AccessoryStore { store.withLock { $0! } }
+    var location: String { wrapped.location }
+    var committedTransactions: Int { wrapped.committedTransactions }
+    var isReadOnly: Bool { wrapped.isReadOnly }
+
+    func apply(_ writes: [StorageWrite], sources: [BluetoothAddress: [BluetoothAddress]]) throws(StorageError) {
+        try wrapped.apply(writes, sources: sources)
+    }
+
+    func load() throws(StorageError) -> RestoredState {
+        if failing.load(ordering: .relaxed) { throw StorageError(.unavailable, message: "the test made loads fail") }
+        return try wrapped.load()
+    }
+
+    func loadSources() throws(StorageError) -> [BluetoothAddress: [BluetoothAddress]] { try wrapped.loadSources() }
+    func close() { wrapped.close() }
 }

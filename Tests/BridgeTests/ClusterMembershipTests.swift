@@ -35,6 +35,8 @@ struct ClusterMembershipTests {
                     membership.withLock { $0 }?.released(partitions)
                 case .changed(let ids):
                     state.withLock { $0.changed.formUnion(ids) }
+                case .loadAgain:
+                    break
                 }
             }
         }

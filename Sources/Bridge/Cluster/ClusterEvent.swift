@@ -11,4 +11,7 @@ enum ClusterEvent: Sendable, Hashable {
     case releasing(Set<Int>)
     /// Other instances committed changes to these accessories (PostgreSQL notifications).
     case changed(Set<BluetoothAddress>)
+    /// The runtime's own: partitions held could not be loaded from storage; try the latest
+    /// holdings again.
+    case loadAgain
 }

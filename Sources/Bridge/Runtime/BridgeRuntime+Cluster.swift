@@ -39,6 +39,9 @@ extension BridgeRuntime {
         case .ownership(let held, let members): await ownershipChanged(held: held, members: members)
         case .releasing(let partitions): await release(partitions)
         case .changed(let ids): await reload(ids, reason: "changed by another instance")
+        case .loadAgain:
+            guard let state = cluster else { return }
+            await ownershipChanged(held: state.reported, members: state.members)
         }
     }
 
@@ -46,6 +49,7 @@ extension BridgeRuntime {
     /// partitions lost (the session ended) are dropped with the writes that wait for them.
     private func ownershipChanged(held: [Int: Int64], members: [String]) async {
         guard var state = cluster else { return }
+        state.reported = held
         let before = state.ownership
         let departed = state.members.filter { !members.contains($0) && $0 != before.instance }
         state.ownership.held = held
@@ -60,7 +64,20 @@ extension BridgeRuntime {
         if !gained.isEmpty {
             let partitioning = state.ownership.partitioning
             let ids = Set(core.engine.accessories.map(\.id)).filter { gained[partitioning.partition(of: $0)] != nil }
-            await reload(ids, inPartitions: Set(gained.keys), reason: "taken over")
+            guard await reload(ids, inPartitions: Set(gained.keys), reason: "taken over") else {
+                // Not loaded, so not owned yet: working from what the engine knew could write an
+                // older registration over one the previous owner stored (and acknowledged).
+                // The latest holdings are loaded again in a second.
+                state.ownership.held = held.filter { gained[$0.key] == nil }
+                setOwnership(state)
+                let sink = eventSink
+                Task {
+                    try? await Task.sleep(for: .seconds(1))
+                    sink.yield(.cluster(.loadAgain))
+                }
+                publishInstanceState()
+                return
+            }
             logger.info("cluster: holding partitions \(Self.list(Set(gained.keys))) (now \(held.count) of \(partitioning.count))")
             // Every retained topic this instance now answers for: the new owner republishes
             // what the previous one published (its state, availability, discovery, routes).
@@ -89,13 +106,15 @@ extension BridgeRuntime {
     /// Takes the stored state of `ids` from storage into the engine and publishes what changes
     /// for the accessories this instance owns. `inPartitions` also takes accessories stored
     /// there that the engine does not know yet (added by another instance meanwhile).
-    func reload(_ ids: Set<BluetoothAddress>, inPartitions partitions: Set<Int> = [], reason: String) async {
+    /// - Returns: false when storage could not be read (nothing changed).
+    @discardableResult
+    func reload(_ ids: Set<BluetoothAddress>, inPartitions partitions: Set<Int> = [], reason: String) async -> Bool {
         let stored: RestoredState
         switch await core.storage.load() {
         case .success(let state): stored = state
         case .failure(let error):
             diagnostics.storageFailed(error, context: "cluster reload (\(reason))")
-            return
+            return false
         }
         var ids = ids
         if let partitioning = cluster?.ownership.partitioning, !partitions.isEmpty {
@@ -105,10 +124,11 @@ extension BridgeRuntime {
         }
         let now = clock()
         let outputs = core.reload(ids.sorted(), from: stored, at: now)
-        guard !outputs.isEmpty else { return }
+        guard !outputs.isEmpty else { return true }
         ingest.know(core.engine.statuses, keys: core.engine.keys, followed: core.engine.followedAddresses)
         ingest.track(outputs)
         publisher.publish(outputs, at: now, engine: core.engine)
+        return true
     }
 
     /// `bridge/instances/<instance>`: this instance's partitions and how many accessories they hold.
