@@ -336,7 +336,10 @@ class Instance:
 
     def start(self):
         out = open(self.log, "ab")
-        self.proc = subprocess.Popen([self.binary, "run", "--config", self.config], stdout=out, stderr=out)
+        # `binary` is the aabridge executable, or (--fake) a list: the stand-in's command.
+        command = list(self.binary) if isinstance(self.binary, (list, tuple)) else [self.binary]
+        self.proc = subprocess.Popen(command + ["run", "--config", self.config], stdout=out, stderr=out,
+                                     env=dict(os.environ, FAKE_SCORE=checks.SCORE))
         out.close()
 
     def alive(self):
@@ -574,11 +577,13 @@ class Registrar:
     carried out later (the broker keeps it for a dead instance's session), and an older request
     applied after a newer acknowledged one is not what the loss check measures."""
 
-    def __init__(self, port, monitor, targets, rate, workers=8, timeout=8.0):
+    def __init__(self, port, monitor, targets, rate, workers=None, timeout=8.0):
         self.monitor = monitor
         self.targets = list(targets)
         self.rate = rate
-        self.workers = workers
+        # Enough workers that requests left unanswered (each waits `timeout`) do not slow the
+        # pace: an outage must not hide when answers come back.
+        self.workers = workers or int(rate * timeout) + 4
         self.timeout = timeout
         self.generation = 0
         self.lock = threading.Lock()
@@ -719,8 +724,12 @@ class Cluster:
         self.monitor = Monitor(self.broker.port)
         yaml_for = {name: instance_yaml(name, self.broker.port, self.pg.url, self.n, self.partitions,
                                         self.args.debounce_ms) for name in INSTANCES}
+        binary = self.args.binary
+        if self.args.fake:
+            binary = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "fake_instance.py")]
+            note("--fake: the instances are cluster/fake_instance.py, a stand-in for the harness's own test")
         for name in INSTANCES:
-            self.instances[name] = Instance(self.args.binary, self.root, name, yaml_for[name])
+            self.instances[name] = Instance(binary, self.root, name, yaml_for[name])
 
     def table_owners(self):
         rows = self.pg.psql("SELECT partition, owner, epoch FROM cluster_partitions")
@@ -742,14 +751,27 @@ class Cluster:
         ok = self.instances[name].alive() and self.instance_online(name, since)
         return (time.monotonic() - since) if ok else None, up
 
+    def start_failure(self, name):
+        instance = self.instances[name]
+        why = (f"exited with status {instance.proc.returncode}" if not instance.alive()
+               else f"not online within {self.args.start_timeout:.0f} s")
+        return f"{why}; log: {' | '.join(instance.tail(3))}"
+
     def settled(self, live, since=None):
         """The ownership the live instances publish equals rendezvous over them, and every
         accessory's latest state comes from its rendezvous owner. Returns the problems."""
         expected = checks.rendezvous_map(self.partitions, live)
-        lists = self.monitor.online_lists(since)
+        lists = self.monitor.online_lists()
         problems = []
         if set(lists) != set(live):
             problems.append(f"online instances {sorted(lists)}, expected {sorted(live)}")
+        if since is not None:
+            # Every instance that should own something has said so again since `since` (one
+            # that owns nothing before and after need not republish an empty list).
+            fresh = self.monitor.online_lists(since)
+            stale = [name for name in live if name not in fresh and any(o == name for o in expected.values())]
+            if stale:
+                problems.append(f"no bridge/instances list since the event from {stale}")
         problems += checks.partition_lists_problems({k: v for k, v in lists.items() if k in live}, self.partitions)
         for name in live:
             want = sorted(p for p, o in expected.items() if o == name)
@@ -783,9 +805,16 @@ def phase_start(cl):
     for name in INSTANCES:
         took, _ = cl.start_instance(name, cl.args.start_timeout)
         if not check(f"start: instance {name} online (bridge/instances/{name} state online)", took is not None,
-                     f"{took:.1f} s" if took is not None else f"not online within {cl.args.start_timeout} s; "
-                     f"alive={cl.instances[name].alive()}; log: {' | '.join(cl.instances[name].tail(3))}"):
+                     f"{took:.1f} s" if took is not None else cl.start_failure(name)):
             return False
+    # "online" may come before an instance has taken its partitions: registrations sent before
+    # the ownership settles could find no owner. Wait for the lists rendezvous gives.
+    started = time.monotonic()
+    lists_ok = wait_for(lambda: not [p for p in cl.settled(INSTANCES) if "retained state" not in p],
+                        cl.args.settle_timeout, 0.2)
+    problems = [p for p in cl.settled(INSTANCES) if "retained state" not in p]
+    check("start: bridge/instances lists settle to rendezvous over a, b, c", lists_ok is not None,
+          f"{time.monotonic() - started:.1f} s after c was online" if lists_ok else "; ".join(problems[:3]))
     return True
 
 
@@ -904,7 +933,7 @@ def phase_join(cl):
     expected_moves = sorted(a for a in cl.accessories if cl.partition(a) in expected_share)
     took, _ = cl.start_instance(victim, cl.args.start_timeout)
     if not check(f"join: instance {victim} online again", took is not None,
-                 f"log: {' | '.join(cl.instances[victim].tail(3))}"):
+                 f"{took:.1f} s" if took is not None else cl.start_failure(victim)):
         return False
     t_join = time.monotonic() - took
     settled = wait_for(lambda: not cl.settled(INSTANCES), cl.args.settle_timeout, 0.5)
@@ -956,13 +985,17 @@ def phase_pg_restart(cl):
     check("pg-restart: instances own all their partitions again (bridge/instances republished after the restart)",
           settled is not None, "; ".join(cl.settled(INSTANCES, since=t_up)[:3]))
     check("pg-restart: registration requests answered ok again", first_ok is not None)
-    during = cl.registrar.entries(since=t_down, until=(t_owned or time.monotonic()))
-    errors = [e for e in during if e[3] == "error"]
-    unanswered = [e for e in during if e[3] == "unanswered"]
-    codes = sorted({e[6] for e in errors if e[6]})
-    figure(f"requests during the outage: {len(during)} sent, {len(errors)} answered with an error "
-           f"({', '.join(codes) or '-'}), {len(unanswered)} unanswered, {len(during) - len(errors) - len(unanswered)} ok "
-           f"(errors and unanswered were not acknowledged)")
+    # A request is logged once answered or timed out: let those sent until now resolve.
+    time.sleep(cl.registrar.timeout + 1.0)
+    t_recovered = max(t_owned or time.monotonic(), first_ok or 0)
+    for label, since, until in (("during the outage", t_down, t_up), ("while recovering", t_up, t_recovered)):
+        sent = cl.registrar.entries(since=since, until=until)
+        errors = [e for e in sent if e[3] == "error"]
+        unanswered = [e for e in sent if e[3] == "unanswered"]
+        codes = sorted({e[6] for e in errors if e[6]})
+        figure(f"requests sent {label} ({until - since:.1f} s): {len(sent)}: {len(errors)} answered with an error "
+               f"({', '.join(codes) or '-'}), {len(unanswered)} unanswered, {len(sent) - len(errors) - len(unanswered)} ok "
+               f"(errors and unanswered were not acknowledged)")
     alive = [n for n in INSTANCES if cl.instances[n].alive()]
     check("pg-restart: the same three processes throughout", len(alive) == 3, f"alive: {alive}")
     loss_check(cl, "pg-restart")
@@ -1061,6 +1094,9 @@ def main():
     parser.add_argument("--pg-kill", action="store_true", help="kill -9 the postmaster instead of a fast stop")
     parser.add_argument("--score", choices=["fnv", "fnv-fmix64"], default="fnv",
                         help="rendezvous score: the contract's fnv1a64, or fmix64 of it (see checks.SCORE)")
+    parser.add_argument("--fake", action="store_true",
+                        help="run cluster/fake_instance.py (a stand-in implementing the contract) instead of aabridge, "
+                             "to test the harness itself")
     parser.add_argument("--selftest", action="store_true",
                         help="no cluster: the checks on synthetic data, PostgreSQL start/kill/restart, "
                              "and the traffic against one plain (SQLite) instance")
