@@ -49,6 +49,7 @@ PRODUCT = "AirPods or Beats"
 INSTANCES = ["a", "b", "c"]
 VICTIM = "b"                       # the instance killed and restarted
 TAKEOVER_BOUND_S = 10.0            # the bound for "owned again and republished"
+FAKE_FAULT = ""                    # --fake-fault: a fault the stand-in instances inject
 # Apple proximity pairing (type 0x07, 25 bytes) of AirPods Pro (model 0x200E), as the fixture
 # in docs/mqtt-api.md: status 0x22 = broadcasting bud left (0x20) + in ear (0x02); 0x20 = out
 # of the ear and not in the case, which the apple_proximity decoder reads as offHead.
@@ -339,7 +340,7 @@ class Instance:
         # `binary` is the aabridge executable, or (--fake) a list: the stand-in's command.
         command = list(self.binary) if isinstance(self.binary, (list, tuple)) else [self.binary]
         self.proc = subprocess.Popen(command + ["run", "--config", self.config], stdout=out, stderr=out,
-                                     env=dict(os.environ, FAKE_SCORE=checks.SCORE))
+                                     env=dict(os.environ, FAKE_SCORE=checks.SCORE, FAKE_FAULT=FAKE_FAULT))
         out.close()
 
     def alive(self):
@@ -709,6 +710,7 @@ class Cluster:
         self.monitor = None
         self.traffic = None
         self.registrar = None
+        self.started = time.monotonic()   # "+N s" in details count from here
 
     def partition(self, address):
         return checks.partition_of(address, self.partitions)
@@ -1020,8 +1022,20 @@ def loss_check(cl, label):
     lost = checks.lost_registrations(acked, stored)
     figure(f"{label}: acknowledged-loss count: {len(lost)} (of {len(acked)} accessories with an acknowledged "
            f"registration, {len(cl.registrar.log)} requests so far)")
+    with cl.registrar.lock:
+        by_generation = {e[2]: e for e in cl.registrar.log}
+
+    def story(g):  # what became of the request that carried generation g
+        e = by_generation.get(g)
+        if e is None:
+            return "not logged yet"
+        return f"sent at +{e[0] - cl.started:.1f} s, {e[3]}" + (f" by {e[5]} at +{e[4] - cl.started:.1f} s" if e[4] else "")
+
+    # A stored generation older than the acknowledged one is typically an older request carried
+    # out late (e.g. delivered from a restarted instance's persistent broker session).
     check(f"{label}: no acknowledged registration lost", not lost,
-          "; ".join(f"{plain(accessory_address(n))}: acked generation {g}, stored {s}" for n, g, s in lost[:3]))
+          "; ".join(f"{plain(accessory_address(n))}: acked generation {g} ({story(g)}), stored {s}"
+                    + (f" ({story(s)})" if s else "") for n, g, s in lost[:3]))
 
 
 def phase_end(cl):
@@ -1097,11 +1111,15 @@ def main():
     parser.add_argument("--fake", action="store_true",
                         help="run cluster/fake_instance.py (a stand-in implementing the contract) instead of aabridge, "
                              "to test the harness itself")
+    parser.add_argument("--fake-fault", choices=["lose-acked", "forget-placement", "stale-epoch", "slow-takeover"],
+                        help="with --fake: inject a fault the checks must catch (cluster/fake_instance.py)")
     parser.add_argument("--selftest", action="store_true",
                         help="no cluster: the checks on synthetic data, PostgreSQL start/kill/restart, "
                              "and the traffic against one plain (SQLite) instance")
     args = parser.parse_args()
     checks.SCORE = args.score
+    global FAKE_FAULT
+    FAKE_FAULT = args.fake_fault or ""
     args.accessories = args.accessories or (300 if args.short else 1000)
     args.rate = args.rate or (200.0 if args.short else 300.0)
     args.request_rate = args.request_rate or (10.0 if args.short else 20.0)

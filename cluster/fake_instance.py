@@ -23,6 +23,12 @@ import checks  # noqa: E402
 import paho.mqtt.client as mqtt  # noqa: E402
 
 PARTITION_CLASS, MEMBER_CLASS = 1094795840, 1094795841
+# Faults to show the harness catches them (cluster_test.py --fake-fault): "lose-acked" answers
+# every fifth registration ok without storing it, "forget-placement"
+# takes partitions over without loading placements (duplicate decisions), "stale-epoch" keeps
+# publishing a given-up partition's states once more after unlocking it (older epoch after newer),
+# "slow-takeover" waits 12 s before taking partitions it did not hold at its start.
+FAULT = os.environ.get("FAKE_FAULT", "")
 BASE = "aabridge"
 
 
@@ -105,6 +111,9 @@ class Fake:
                                          "at": None}), qos=1, retain=True)
         self.client.on_connect = self.on_connect
         self.client.on_message = self.on_message
+        self.started_with = None   # the partitions first taken (faults apply to later takeovers)
+        self.slow_since = None
+        self.registrations_seen = 0
         self.events = []
         self.events_ready = threading.Condition()
 
@@ -136,11 +145,27 @@ class Fake:
         changed = False
         for p in sorted(set(self.held) - want):       # give up: stop publishing, then unlock
             with self.state_lock:
-                epoch = self.held.pop(p)
-                for a in self.by_partition.get(p, []):
-                    self.placement.pop(a, None)
+                epoch = self.held[p]
+                if FAULT != "stale-epoch":
+                    del self.held[p]
+                    for a in self.by_partition.get(p, []):
+                        self.placement.pop(a, None)
             self.session.query(f"SELECT pg_advisory_unlock({PARTITION_CLASS}, {p})")
+            if FAULT == "stale-epoch":
+                time.sleep(1.0)   # the new owner has published meanwhile
+                with self.state_lock:
+                    for a in self.by_partition.get(p, []):
+                        self.publish_state(a)
+                    del self.held[p]
             changed = True
+        if FAULT == "slow-takeover" and want - set(self.held) and self.started_with is not None \
+                and not (want - set(self.held)) <= self.started_with:
+            if self.slow_since is None:
+                self.slow_since = time.monotonic()
+            if time.monotonic() - self.slow_since < 12:
+                want = set(self.held) | (want & self.started_with)
+            else:
+                self.slow_since = None
         for p in sorted(want - set(self.held)):
             if self.session.query(f"SELECT pg_try_advisory_lock({PARTITION_CLASS}, {p})") != [["t"]]:
                 continue    # its previous owner has not let go yet: next round
@@ -152,6 +177,8 @@ class Fake:
             rows = self.session.query(
                 "SELECT accessory_id, placement, primary_source, secondary_source FROM registrations WHERE "
                 f"accessory_id IN ({','.join(str(a) for a in ids) or 'NULL'})") if ids else []
+            if FAULT == "forget-placement" and self.started_with is not None:
+                rows = []
             with self.state_lock:
                 for accessory_id, placement, primary, secondary in rows:
                     a = int(accessory_id)
@@ -162,6 +189,8 @@ class Fake:
                     self.placement.setdefault(a, "offHead")
                     self.publish_state(a)
             changed = True
+        if self.started_with is None and self.held:
+            self.started_with = set(self.held)
         if changed:
             self.publish_instance()
 
@@ -243,11 +272,14 @@ class Fake:
             primary = int(payload["primary_source"].replace(":", ""), 16)
             secondary = int(payload["secondary_source"].replace(":", ""), 16)
             response = {"transaction": payload.get("transaction"), "instance": self.name, "epoch": epoch}
+            self.registrations_seen += 1
+            lose = FAULT == "lose-acked" and self.registrations_seen % 5 == 0 and self.started_with is not None
             try:
-                self.session.query(
-                    f"INSERT INTO registrations VALUES ({a}, 3, 'offHead', {primary}, {secondary}, false, now()) "
-                    f"ON CONFLICT (accessory_id) DO UPDATE SET primary_source = {primary}, "
-                    f"secondary_source = {secondary}, placement = 'offHead', updated_at = now()")
+                if not lose:
+                    self.session.query(
+                        f"INSERT INTO registrations VALUES ({a}, 3, 'offHead', {primary}, {secondary}, false, now()) "
+                        f"ON CONFLICT (accessory_id) DO UPDATE SET primary_source = {primary}, "
+                        f"secondary_source = {secondary}, placement = 'offHead', updated_at = now()")
                 response.update(status="ok", data={})
                 with self.state_lock:
                     self.placement[a] = "offHead"
