@@ -1090,6 +1090,11 @@ def run_cluster(args, root):
                 if name != "end":
                     continue
     finally:
+        if any(not ok for _, ok, _ in RESULTS):
+            print("== the instances' last log lines (CLUSTER_KEEP=1 keeps the whole logs)", flush=True)
+            for name, instance in cl.instances.items():
+                for line in instance.tail(4):
+                    print(f"  {name}: {line[:300]}")
         cl.stop_all()
 
 
@@ -1120,6 +1125,7 @@ def main():
     checks.SCORE = args.score
     global FAKE_FAULT
     FAKE_FAULT = args.fake_fault or ""
+    args.explicit_accessories = args.accessories   # --selftest: its single instance's count (default 40)
     args.accessories = args.accessories or (300 if args.short else 1000)
     args.rate = args.rate or (200.0 if args.short else 300.0)
     args.request_rate = args.request_rate or (10.0 if args.short else 20.0)
