@@ -17,6 +17,21 @@ Phases (each prints PASS/FAIL lines and figures; the summary ends with "N passed
   end         over the whole run: no placement change answered by two instances, no
               publication with an older epoch after a newer one for the same accessory
 
+What the harness assumes of cluster mode (change it here when the bridge differs):
+  - configuration: storage.backend/url, cluster.enabled/instance/partitions (instance_yaml);
+    trust authentication for the role aabridge on 127.0.0.1, no password (Postgres.init)
+  - partition and rendezvous hashing as in checks.py (checks.SCORE, --score)
+  - <base>/bridge/instances/<i> retained {"state","partitions"}: "online" once started (the
+    start waits for it), republished when ownership changes, also after a PostgreSQL restart;
+    its will sets "offline" (Monitor, phase_kill)
+  - <base>/accessory/<ID> state and .../decision carry "instance" and "epoch"; a takeover
+    republishes every taken accessory's state with the partition's new, higher epoch
+  - register responses carry the request's string transaction and "status" "ok" | "error"
+    with error.code; only the owner answers (Registrar)
+  - tables cluster_partitions(partition, owner, epoch) and registrations(accessory_id,
+    secondary_source) with addresses as BIGINT (Cluster.table_owners, stored_generations)
+  - a placement decision's reason is "placement:<placement>" (phase_end)
+
 Uses python3-paho-mqtt (Debian package) for MQTT, psql for queries, PostgreSQL 15's initdb and
 postgres run as the `postgres` system user. Everything listens on 127.0.0.1 only; every wait is
 bounded; figures are measured from observed events (message arrival times), not from sleeps.
