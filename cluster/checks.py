@@ -40,19 +40,13 @@ def fmix64(k):
     return k
 
 
-# How an instance's score for a partition is computed: "fnv" is the contract as written,
-# fnv1a64(utf8(instance) + b"/" + p as 4 bytes BE); "fnv-fmix64" is fmix64 of that. With plain
-# FNV-1a one instance has the largest score for every partition (the partition's bytes come
-# last and move only the low bits before the last multiplications, which hardly changes the
-# instances' order: a, b, c -> b gets all 64; aabridge-1/2/3 -> aabridge-2 all 64), so
-# rendezvous hashing spreads nothing; with the finalizer each gets about a third.
-# cluster_test.py --score sets it; it must be what the bridge computes.
-SCORE = "fnv"
-
-
+# An instance's score for a partition, as the bridge computes it (Sources/Bridge/Cluster/
+# Partitioning.swift): FNV-1a 64 of utf8(instance) + b"/" + the partition as 4 bytes
+# big-endian, then MurmurHash3's fmix64 finalizer. Without the finalizer one instance has the
+# largest score for every partition (the partition's bytes come last and move only the low
+# bits), and rendezvous hashing would spread nothing.
 def score(instance, partition):
-    h = fnv1a64(instance.encode("utf-8") + b"/" + partition.to_bytes(4, "big"))
-    return fmix64(h) if SCORE == "fnv-fmix64" else h
+    return fmix64(fnv1a64(instance.encode("utf-8") + b"/" + partition.to_bytes(4, "big")))
 
 
 def rendezvous_owner(partition, instances):
@@ -76,7 +70,7 @@ def balance_problem(partitions, instances):
     fair = partitions / len(instances)
     if all(fair / 2 <= c <= fair * 2 for c in counts.values()):
         return None
-    return f"partitions per instance {counts} (fair share {fair:.1f}; score {SCORE})"
+    return f"partitions per instance {counts} (fair share {fair:.1f})"
 
 
 def share(partitions, instances, instance):

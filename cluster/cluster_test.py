@@ -20,7 +20,7 @@ Phases (each prints PASS/FAIL lines and figures; the summary ends with "N passed
 What the harness assumes of cluster mode (change it here when the bridge differs):
   - configuration: storage.backend/url, cluster.enabled/instance/partitions (instance_yaml);
     trust authentication for the role aabridge on 127.0.0.1, no password (Postgres.init)
-  - partition and rendezvous hashing as in checks.py (checks.SCORE, --score)
+  - partition and rendezvous hashing as in checks.py (checks.score)
   - <base>/bridge/instances/<i> retained {"state","partitions"}: "online" once started (the
     start waits for it), republished when ownership changes, also after a PostgreSQL restart;
     its will sets "offline" (Monitor, phase_kill)
@@ -355,7 +355,7 @@ class Instance:
         # `binary` is the aabridge executable, or (--fake) a list: the stand-in's command.
         command = list(self.binary) if isinstance(self.binary, (list, tuple)) else [self.binary]
         self.proc = subprocess.Popen(command + ["run", "--config", self.config], stdout=out, stderr=out,
-                                     env=dict(os.environ, FAKE_SCORE=checks.SCORE, FAKE_FAULT=FAKE_FAULT))
+                                     env=dict(os.environ, FAKE_FAULT=FAKE_FAULT))
         out.close()
 
     def alive(self):
@@ -1126,8 +1126,6 @@ def main():
     parser.add_argument("--debounce-ms", type=int, default=100)
     parser.add_argument("--pg-down", type=float, default=3.0, help="seconds PostgreSQL stays down")
     parser.add_argument("--pg-kill", action="store_true", help="kill -9 the postmaster instead of a fast stop")
-    parser.add_argument("--score", choices=["fnv", "fnv-fmix64"], default="fnv",
-                        help="rendezvous score: the contract's fnv1a64, or fmix64 of it (see checks.SCORE)")
     parser.add_argument("--fake", action="store_true",
                         help="run cluster/fake_instance.py (a stand-in implementing the contract) instead of aabridge, "
                              "to test the harness itself")
@@ -1137,7 +1135,6 @@ def main():
                         help="no cluster: the checks on synthetic data, PostgreSQL start/kill/restart, "
                              "and the traffic against one plain (SQLite) instance")
     args = parser.parse_args()
-    checks.SCORE = args.score
     global FAKE_FAULT
     FAKE_FAULT = args.fake_fault or ""
     args.explicit_accessories = args.accessories   # --selftest: its single instance's count (default 40)

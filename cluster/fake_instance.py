@@ -93,7 +93,6 @@ class Fake:
         self.url = re.search(r'url: "([^"]+)"', text).group(1)
         self.name = re.search(r"instance: (\S+)", text).group(1)
         self.partitions = int(re.search(r"partitions: (\d+)", text).group(1))
-        checks.SCORE = os.environ.get("FAKE_SCORE", "fnv")
         ids = re.findall(r'id: "([0-9A-F:]{17})"', text)
         self.accessories = [int(i.replace(":", ""), 16) for i in ids]
         self.by_partition = {}
