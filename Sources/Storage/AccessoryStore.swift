@@ -370,11 +370,6 @@ extension AccessoryStore {
 
     static func address(_ value: Int64) -> BluetoothAddress { BluetoothAddress(rawValue: UInt64(bitPattern: value)) }
 
-    static func value(_ address: BluetoothAddress) -> SQLiteConnection.Value { .integer(Int64(bitPattern: address.rawValue)) }
-
-    static func value(_ address: BluetoothAddress?) -> SQLiteConnection.Value { address.map { value($0) } ?? .null }
-
-    static func value(_ text: String?) -> SQLiteConnection.Value { text.map { .text($0) } ?? .null }
 }
 
 /// Up to `count` bytes from the start of a file; empty when it cannot be read. (Outside
