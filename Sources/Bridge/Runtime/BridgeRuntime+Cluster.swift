@@ -60,6 +60,11 @@ extension BridgeRuntime {
             core.dropDeferredWrites { lost.contains(before.partitioning.partition(of: $0)) }
             logger.warning("cluster: lost partitions \(Self.list(lost)) (the database session ended); another instance takes them over")
         }
+        if held[0] != nil {
+            // A peer that died cannot say so itself: its instance topic is set offline by
+            // the holder of partition 0.
+            for instance in departed { publisher.publishInstance(instance, online: false, partitions: [], accessories: 0, at: clock()) }
+        }
         let gained = held.filter { before.held[$0.key] != $0.value }
         if !gained.isEmpty {
             let partitioning = state.ownership.partitioning
@@ -82,11 +87,6 @@ extension BridgeRuntime {
             // Every retained topic this instance now answers for: the new owner republishes
             // what the previous one published (its state, availability, discovery, routes).
             republishEverything()
-        }
-        if doesBridgeWork {
-            // A peer that died cannot say so itself: its instance topic is set offline by
-            // the holder of partition 0.
-            for instance in departed { publisher.publishInstance(instance, online: false, partitions: [], accessories: 0, at: clock()) }
         }
         publishInstanceState()
     }
