@@ -23,12 +23,14 @@ import queue
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import FIGURES, RESULTS, Broker, check, figure, free_port, listening, wait_for  # noqa: E402
 
 # The highest flood rate offered (msg/s): see flood().
 FLOOD_CEILING = 90_000
@@ -44,69 +46,12 @@ ADV_PAYLOAD = ('{"id":"F1:E2:D3:C4:B5:A6","mac_type":1,"manufacturerdata":'
                '"4c000719010e2022f58f00000a7d9fff27234873d4305e0fed1b39e2b8","rssi":-55}')
 TELEMETRY = f"{BASE}/telemetry/livingroom/{AIRPODS_T}"
 
-RESULTS = []   # (name, ok, detail)
-FIGURES = []   # "key: value" lines
 SKIPPED = []   # (scenario, why): could not run on this machine
-
-
-def check(name, ok, detail=""):
-    RESULTS.append((name, bool(ok), detail))
-    print(f"  {'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
-    return ok
 
 
 def skip(name, why):
     SKIPPED.append((name, why))
     print(f"  SKIP {name}: {why}", flush=True)
-
-
-def figure(text):
-    FIGURES.append(text)
-    print(f"  figure: {text}", flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def listening(port, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
-
-
-class Broker:
-    def __init__(self, workdir, extra=""):
-        self.port = free_port()
-        self.dir = workdir
-        self.conf = os.path.join(workdir, "mosquitto.conf")
-        with open(self.conf, "w") as f:
-            f.write(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
-                    f"max_queued_messages 200000\nuser root\nlog_dest file {workdir}/mosquitto.log\n{extra}")
-        self.proc = None
-
-    def start(self):
-        self.proc = subprocess.Popen(["mosquitto", "-c", self.conf], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
-        if not listening(self.port, 10):
-            raise RuntimeError("mosquitto did not start")
-
-    def stop(self, sig=signal.SIGTERM):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
 
 
 def bridge_yaml(port, database, reconnect_max=2, password_line="", health=60, homeassistant=True, debounce=0,
@@ -876,16 +821,6 @@ def scenario_secrets(binary, root):
 SHUTDOWN_BOUND_S = 8.0
 # A second SIGTERM ends the bridge at once (after the commit in progress).
 SECOND_SIGNAL_BOUND_S = 1.0
-
-
-def wait_for(predicate, timeout, interval=0.02):
-    """The first truthy predicate() within `timeout` seconds, else the last (falsy) value."""
-    deadline = time.monotonic() + timeout
-    value = predicate()
-    while not value and time.monotonic() < deadline:
-        time.sleep(interval)
-        value = predicate()
-    return value
 
 
 def retained_state(client, wait=2):

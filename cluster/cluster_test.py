@@ -43,7 +43,6 @@ import queue
 import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -52,6 +51,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "chaos"))
+from harness import FIGURES, RESULTS, Broker, check, figure, free_port, listening, wait_for  # noqa: E402
 
 try:
     import paho.mqtt.client as mqtt
@@ -72,52 +74,10 @@ MFD_HEAD = "4c000719010e20"
 MFD_TAIL = "f58f00000a7d9fff27234873d4305e0fed1b39e2b8"
 STATUS_WORN, STATUS_OFF = "22", "20"
 
-RESULTS = []   # (name, ok, detail)
-FIGURES = []
-
-
-def check(name, ok, detail=""):
-    RESULTS.append((name, bool(ok), detail))
-    print(f"  {'PASS' if ok else 'FAIL'} {name}{': ' + detail if detail else ''}", flush=True)
-    return ok
-
-
-def figure(text):
-    FIGURES.append(text)
-    print(f"  figure: {text}", flush=True)
 
 
 def note(text):
     print(f"  .. {text}", flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def listening(port, timeout):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
-
-
-def wait_for(predicate, timeout, interval=0.1):
-    """Polls `predicate` until it returns a true value (returned) or `timeout` s pass (None)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            return None
-        time.sleep(interval)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -256,32 +216,6 @@ class Postgres:
             raise RuntimeError(f"psql: {r.stderr.decode(errors='replace').strip()[:300]}")
         out = r.stdout.decode(errors="replace")
         return [line.split("\t") for line in out.splitlines() if line]
-
-
-class Broker:
-    def __init__(self, root):
-        self.port = free_port()
-        self.conf = os.path.join(root, "mosquitto.conf")
-        with open(self.conf, "w") as f:
-            f.write(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
-                    f"max_queued_messages 200000\nmax_inflight_messages 0\nuser root\n"
-                    f"log_dest file {root}/mosquitto.log\n")
-        self.proc = None
-
-    def start(self):
-        self.proc = subprocess.Popen(["mosquitto", "-c", self.conf], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
-        if not listening(self.port, 10):
-            raise RuntimeError("mosquitto did not start")
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
 
 
 def instance_yaml(name, broker_port, pg_url, accessories, partitions, debounce_ms, cluster=True, storage_path=None):
@@ -720,7 +654,7 @@ class Cluster:
         self.partitions = args.partitions
         self.accessories = [accessory_address(i) for i in range(self.n)]
         self.pg = Postgres(root)
-        self.broker = Broker(root)
+        self.broker = Broker(root, extra="max_inflight_messages 0\n")
         self.instances = {}
         self.monitor = None
         self.traffic = None
