@@ -2,6 +2,7 @@ import AccessoryKit
 import Configuration
 import Foundation
 import JSON
+import LocalProcess
 import MQTT
 import Storage
 import Synchronization
@@ -29,7 +30,7 @@ struct ClusterFlowTests {
 
     /// A cluster instance "a" whose membership is the test: `post` sends it a ``ClusterEvent``.
     static func withInstance(
-        failingLoads: FailingLoads? = nil,
+        failingLoads: FailingLoads? = nil, httpPort: Int? = nil,
         _ body: (InMemoryConnection, _ post: @escaping @Sendable (ClusterEvent) -> Void, _ database: String) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-cluster-\(UUID().uuidString)")
@@ -42,6 +43,7 @@ struct ClusterFlowTests {
         // The loader allows a cluster only on PostgreSQL; what is tested here does not depend
         // on the backend.
         configuration.cluster = ClusterConfiguration(hostname: "a", enabled: true, partitions: 64)
+        if let httpPort { configuration.http.listen = HTTPConfiguration.Listen("127.0.0.1:\(httpPort)") }
         let connection = InMemoryConnection()
         let store = try AccessoryStore(path: database)
         failingLoads?.store.withLock { $0 = store }
@@ -110,6 +112,31 @@ struct ClusterFlowTests {
             #expect(decision?["instance"] == "a")
             #expect(decision?["epoch"] == 11)
             await connection.waitFor("aabridge/source/\(Fixture.phoneTopic)/route") { $0["target"] == .string(Fixture.airPods) }
+        }
+    }
+
+    @Test("over HTTP, a request another instance answers gets 421 and why; its own are answered with instance and epoch")
+    func misdirectedOverHTTP() async throws {
+        let speakerPartition = Self.partition(Fixture.speaker)
+        let port = try FreePort.find()
+        try await Self.withInstance(httpPort: port) { connection, post, _ in
+            post(.ownership(held: Self.held(except: [speakerPartition, 0], epoch: 6), members: ["a", "b"]))
+            await connection.waitFor("aabridge/bridge/instances/a") { $0["partitions"]?.arrayValue?.count == 62 }
+            let elsewhere = try await HTTPTestClient.fetch(
+                port: port, "POST", "/api/request/accessory/rename", body: Array(#"{"id":"\#(Fixture.speaker)","name":"Den"}"#.utf8))
+            #expect(elsewhere.status == 421)
+            let refusal = try JSONParser.parse(elsewhere.text)
+            #expect(refusal["status"] == "error")
+            #expect(refusal["error"]?["message"]?.stringValue?.contains("partition \(speakerPartition)") == true, "\(refusal)")
+            let bridgeWide = try await HTTPTestClient.fetch(port: port, "POST", "/api/request/health", body: Array("{}".utf8))
+            #expect(bridgeWide.status == 421, "partition 0 is held elsewhere")
+            let own = try await HTTPTestClient.fetch(
+                port: port, "POST", "/api/request/accessory/rename", body: Array(#"{"id":"\#(Fixture.headphones)","name":"Desk"}"#.utf8))
+            #expect(own.status == 200)
+            let answer = try JSONParser.parse(own.text)
+            #expect(answer["instance"] == "a")
+            #expect(answer["epoch"] == 6)
+            #expect(connection.json(on: "aabridge/bridge/response/accessory/rename").isEmpty, "HTTP requests are answered over HTTP only")
         }
     }
 

@@ -180,3 +180,52 @@ enum PostgresStoreHandle {
             state: .authorized)
     }
 }
+
+/// One real cluster instance (the runtime, its membership on a real PostgreSQL, a real broker,
+/// its HTTP server): it takes every partition, says so on its topic and in `/metrics`, and
+/// its answers carry its name.
+@Suite("A cluster instance on PostgreSQL, end to end")
+struct ClusterInstanceTests {
+    @Test("alone, it holds every partition, publishes its accessories with its name and epoch, and reports the cluster in /metrics")
+    func aloneHoldsEverything() async throws {
+        let postgres = try LocalPostgres()
+        defer { postgres.stop() }
+        let port = try FreePort.find()
+        let harness = try BridgeHarness(mqttExtra: "http:\n  listen: 127.0.0.1:\(port)\n")
+        defer { harness.removeDirectory() }
+        var configuration = harness.configuration
+        configuration.storage.backend = .postgresql
+        configuration.storage.url = postgres.url
+        configuration.cluster = ClusterConfiguration(hostname: "solo", enabled: true, partitions: 16)
+        let runner = RuntimeRunner(configuration: configuration, databasePath: harness.databasePath)
+        let url = postgres.url
+        runner.openStore = { try PostgresStore(url: url, origin: "solo") }
+        let observer = try await Observer(broker: harness.broker)
+        try await runner.start(observer: observer, clock: BridgeClock.now)
+
+        let instance = await observer.waitFor("aabridge/bridge/instances/solo") { $0["partitions"]?.arrayValue?.count == 16 }
+        #expect(instance?["state"] == "online")
+        #expect(instance?["accessories"] == 3)
+        let state = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["instance"] == "solo" }
+        #expect((state?["epoch"]?.intValue ?? 0) >= 1)
+        let renamed = try await observer.request("accessory/rename", #""id":"\#(Fixture.headphones)","name":"Clustered""#)
+        #expect(renamed["status"] == "ok")
+        #expect(renamed["instance"] == "solo")
+        let list = await observer.waitFor("aabridge/bridge/accessories") { ($0.arrayValue?.count ?? 0) == 3 }
+        #expect(list?.arrayValue?.allSatisfy { $0["instance"] == "solo" } == true, "the list mirrors the published states")
+
+        let metrics = try await HTTPTestClient.fetch(port: port, "GET", "/metrics")
+        let (types, samples) = try MetricsEndpointTests.parse(metrics.text)
+        #expect(types["aabridge_cluster_partitions_held"] == "gauge")
+        #expect(MetricsEndpointTests.value(samples, "aabridge_cluster_partitions_held") == 16)
+        #expect(MetricsEndpointTests.value(samples, "aabridge_cluster_members") == 1)
+        #expect(MetricsEndpointTests.value(samples, "aabridge_cluster_accessories_owned") == 3)
+        try await MetricsEndpointTests.promtool(metrics.text)
+
+        #expect(await runner.stop() == 0)
+        // The last instance leaving: offline on both its topic and the bridge's.
+        await observer.waitFor("aabridge/bridge/instances/solo") { $0["state"] == "offline" }
+        await observer.waitFor("aabridge/bridge/state") { $0["state"] == "offline" }
+        await observer.disconnect()
+    }
+}

@@ -442,7 +442,7 @@ final class Publisher {
 
     /// `payload` with the cluster's `instance` and `epoch` (of the accessory's partition, or
     /// partition 0's), as it is when not clustered.
-    private func stamped(_ payload: JSONValue, for accessory: BluetoothAddress?) -> JSONValue {
+    func stamped(_ payload: JSONValue, for accessory: BluetoothAddress?) -> JSONValue {
         guard let ownership, case .object(var pairs) = payload else { return payload }
         let epoch = accessory.map { ownership.epoch(of: $0) } ?? ownership.bridgeEpoch
         pairs.append(("instance", .string(ownership.instance)))

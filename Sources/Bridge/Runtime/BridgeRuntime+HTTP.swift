@@ -50,21 +50,23 @@ extension BridgeRuntime {
 
     /// Gives the response to the HTTP caller when the request came over HTTP.
     /// - Returns: whether it did (then `bridge/response/<name>` is not published).
-    func answerOverHTTP(_ result: Result<JSONValue, ResponseError>, transaction: JSONValue?) -> Bool {
+    /// `status` replaces the one the result gives (421 for a request another instance of the
+    /// cluster answers); in a cluster the body carries the instance and epoch, as on MQTT.
+    func answerOverHTTP(
+        _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, accessory: BluetoothAddress? = nil, status: Int? = nil
+    ) -> Bool {
         guard let reply = http?.pendingReply else { return false }
         http?.pendingReply = nil
-        let status: Int
+        let code: Int
         switch result {
-        case .success: status = 200
-        case .failure(let error) where error.code == "invalidRequest": status = 400
-        case .failure(let error) where error.code == "unknown": status = 500
+        case .success: code = 200
+        case .failure(let error) where error.code == "invalidRequest": code = 400
+        case .failure(let error) where error.code == "unknown": code = 500
         // The request was understood but the bridge's state refuses it (not a candidate, not capable, ...).
-        case .failure: status = 409
+        case .failure: code = 409
         }
-        reply.answer(
-            .full(
-                status: status, contentType: "application/json", body: publisher.payloads.response(result, transaction: transaction).bytes,
-                headers: []))
+        let body = publisher.stamped(publisher.payloads.response(result, transaction: transaction), for: accessory)
+        reply.answer(.full(status: status ?? code, contentType: "application/json", body: body.bytes, headers: []))
         return true
     }
 
@@ -136,6 +138,14 @@ extension BridgeRuntime {
         text.gauge("aabridge_accessories_available", "Accessories heard recently (available).", engine.statuses.count { $0.available })
         text.gauge("aabridge_gateways_online", "Gateways heard and online.", ingest.gateways.onlineCount)
         text.gauge("aabridge_console_streams", "Open console event streams.", http?.streams.count ?? 0)
+        if let cluster {
+            let ownership = cluster.ownership
+            text.gauge("aabridge_cluster_partitions_held", "Partitions this instance holds (cluster mode).", ownership.held.count)
+            text.gauge("aabridge_cluster_members", "Live instances of the cluster, this one included.", cluster.members.count)
+            text.gauge(
+                "aabridge_cluster_accessories_owned", "Accessories in the partitions this instance holds.",
+                engine.accessories.count { ownership.owns($0.id) })
+        }
         return text.text
     }
 }

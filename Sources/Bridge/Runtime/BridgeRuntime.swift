@@ -397,8 +397,9 @@ public final class BridgeRuntime {
     /// committed to storage (``RuntimeCore/handleRequest(_:name:at:)``).
     func handle(_ request: IncomingRequest, at now: Timestamp) async {
         guard answers(request) else {
-            // Another instance answers it on MQTT; over HTTP this one must say something.
-            if http?.pendingReply != nil { respond(request, .failure(.misdirected(request, cluster: cluster))) }
+            // Another instance answers it on MQTT; over HTTP this one must say something:
+            // 421 Misdirected Request, with why.
+            _ = answerOverHTTP(.failure(.misdirected(request, cluster: cluster)), transaction: request.transaction, status: 421)
             return
         }
         switch request.decoded {
@@ -435,7 +436,7 @@ public final class BridgeRuntime {
             if countError { diagnostics.countError(error.code) }
             logger.debug("request \(name) failed: \(error.code): \(error.message)")
         }
-        let overHTTP = answerOverHTTP(result, transaction: transaction)
+        let overHTTP = answerOverHTTP(result, transaction: transaction, accessory: accessory)
         diagnostics.countRequest(name, result, overHTTP: overHTTP)
         publisher.respond(name, result, transaction: transaction, at: clock(), publishResponse: !overHTTP, accessory: accessory)
     }
