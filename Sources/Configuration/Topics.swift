@@ -63,6 +63,17 @@ public struct Topics: Sendable, Hashable {
         return BluetoothAddress(topic.dropFirst(accessoryPrefix.count))
     }
 
+    /// The filter of every source's route topic, `<base>/source/+/route` (a cluster instance
+    /// takes over the routes of the accessories it takes over).
+    public var sourceRouteFilter: String { "\(base)/source/+/route" }
+
+    /// The source of a route topic, `<base>/source/<ID>/route`, if the topic is one.
+    public func sourceID(inRouteTopic topic: String) -> BluetoothAddress? {
+        let prefix = "\(base)/source/"
+        guard topic.hasPrefix(prefix), topic.hasSuffix("/route") else { return nil }
+        return BluetoothAddress(topic.dropFirst(prefix.count).dropLast("/route".count))
+    }
+
     /// The request name in `<base>/bridge/request/<name>`, if the topic is one.
     public func requestName(in topic: String) -> String? {
         guard topic.hasPrefix(requestPrefix) else { return nil }

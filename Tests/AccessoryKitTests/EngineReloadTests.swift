@@ -80,6 +80,52 @@ struct EngineReloadTests {
         step.outputs.compactMap { if case .registrationChanged(let id, _) = $0 { id } else { nil } }
     }
 
+    // MARK: Routes taken over
+
+    @Test("a takeover goes on with the previous owner's routes: no decision at the reload, none at the next sighting")
+    func inheritedRoutesRepeatNoDecision() throws {
+        var cluster = Cluster(restored)
+        #expect(cluster.here.engine.route(for: phone) == .fallback, "this instance never heard a")
+        let step = cluster.here.send(.reload(cluster.store.restored, ids: [a, b], routes: [phone: a]))
+        #expect(cluster.here.engine.route(for: phone) == .accessory(a))
+        #expect(step.decisions.isEmpty && step.routeChanges.isEmpty && step.storage.isEmpty)
+        #expect(changes(step, of: a).last?.available == true, "counted as heard now")
+        let heard = cluster.hear(a)
+        #expect(heard.decisions.isEmpty, "the previous owner made this decision already: \(heard.decisions)")
+        #expect(heard.routeChanges.isEmpty)
+        #expect(cluster.here.engine.route(for: phone) == .accessory(a))
+    }
+
+    @Test("an inherited route whose accessory is never heard again is released when its availability expires")
+    func inheritedRouteExpires() throws {
+        var cluster = Cluster(restored)
+        cluster.here.send(.reload(cluster.store.restored, ids: [a], routes: [phone: a]))
+        let timeout = cluster.here.engine.configuration.switching.availabilityTimeoutSeconds * 1000
+        let expired = cluster.here.advance(timeout + 2)
+        #expect(expired.decisions.map(\.action) == [.release])
+        #expect(expired.routeChanges == [RouteChange(source: phone, previous: .accessory(a), target: .fallback, reason: .unavailable)])
+        #expect(cluster.here.engine.route(for: phone) == .fallback)
+    }
+
+    @Test("a route is taken over only for a source the stored registration lists and allows, where this engine routes nothing")
+    func inheritedRoutesAreChecked() throws {
+        var cluster = Cluster(restored)
+        // b is not registered; a does not list the laptop; the tv goes to an accessory not reloaded.
+        let step = cluster.here.send(.reload(cluster.store.restored, ids: [a, b], routes: [laptop: a, tv: x, phone: b]))
+        #expect(step.decisions.isEmpty)
+        #expect(cluster.here.engine.route(for: laptop) == .fallback)
+        #expect(cluster.here.engine.route(for: phone) == .fallback)
+        #expect(cluster.here.engine.route(for: tv) == .fallback)
+        #expect(cluster.here.engine.status(of: b)?.available == false)
+
+        // Routed here already (heard): the inherited route does not replace it.
+        var routed = Cluster(restored)
+        routed.hear(a)
+        let again = routed.here.send(.reload(routed.store.restored, ids: [a, b], routes: [phone: b]))
+        #expect(again.routeChanges.isEmpty)
+        #expect(routed.here.engine.route(for: phone) == .accessory(a))
+    }
+
     // MARK: Accessories both know
 
     @Test("a rename in storage changes the name and publishes the status, and nothing else")

@@ -19,7 +19,9 @@ extension BridgeEngine {
     /// Before `.activate` the state is updated and nothing is emitted, as at `init` (the snapshot
     /// after `.activate` shows it, and activation starts waiting for the first sighting of every
     /// accessory); after `.invalidate` likewise, since nothing is published after a shutdown.
-    mutating func reload(_ stored: RestoredState, ids: [BluetoothAddress], now: Timestamp) {
+    mutating func reload(
+        _ stored: RestoredState, ids: [BluetoothAddress], routes inherited: [BluetoothAddress: BluetoothAddress] = [:], now: Timestamp
+    ) {
         let start = outputs.count
         let wanted = Set(ids)
         // For an id stored twice the last wins, as at `init`. Only the wanted ones are kept:
@@ -33,9 +35,36 @@ extension BridgeEngine {
                 discard(id, now: now)
             }
         }
-        guard session.state != .activated else { return }
-        outputs.removeSubrange(start...)
-        changed.removeAll(keepingCapacity: true)
+        guard session.state == .activated else {
+            outputs.removeSubrange(start...)
+            changed.removeAll(keepingCapacity: true)
+            return
+        }
+        inherit(inherited, of: wanted, now: now)
+    }
+
+    /// Routes the previous owner of `ids` published, taken over as they are (a takeover: the
+    /// broker's retained routes). Routes live in memory, and the new owner hears nothing of its
+    /// accessories before their next advertisements; without this it would route each source
+    /// again at the first one and publish a decision the previous owner had already published.
+    /// A routed accessory counts as heard now: the next advertisement confirms the route
+    /// without a decision, and one never heard again expires like any other (released, with
+    /// a decision). A route is taken only where this engine has none for the source and the
+    /// stored registration makes the accessory eligible for it.
+    mutating func inherit(_ inherited: [BluetoothAddress: BluetoothAddress], of ids: Set<BluetoothAddress>, now: Timestamp) {
+        for (source, id) in inherited.sorted(by: { $0.key < $1.key }) where ids.contains(id) {
+            guard routes[source] == nil, records[id] != nil, listedSources(id).contains(source),
+                SwitchingPolicy.eligibility(of: registry[id], available: true, for: source) != nil
+            else { continue }
+            routes[source] = id
+            withRecord(id) { record in
+                record.available = true
+                record.lastSeen = now
+                record.unheardSince = nil
+            }
+            scheduleAvailabilityCheck(lastSeen: now)
+            markChanged(id)
+        }
     }
 
     /// One accessory as storage holds it, with its registration, keys and followed address.

@@ -105,7 +105,7 @@ public struct BridgeEngine: Sendable {
         case .report(let report): apply(report, now: now)
         case .sighting(let sighting): observe(sighting, now: now)
         case .tick: tick(now: now)
-        case .reload(let stored, let ids): reload(stored, ids: ids, now: now)
+        case .reload(let stored, let ids, let routes): reload(stored, ids: ids, routes: routes, now: now)
         }
         flushChanged()
         let step = EngineStep(result: result, outputs: outputs)

@@ -16,5 +16,9 @@ public enum EngineInput: Hashable, Sendable {
     /// database, or a takeover): take it from `stored`. Only the accessories in `ids` are
     /// touched, whatever else `stored` holds; `stored.migrationComplete` is ignored (the
     /// migration is this engine's own start, not an accessory's state). Emits no storage write.
-    case reload(RestoredState, ids: [BluetoothAddress])
+    ///
+    /// `routes` (source -> accessory) are the routes the previous owner of these accessories
+    /// published (a takeover): taken as they are, each routed accessory counting as just heard,
+    /// so that its next advertisement repeats no decision the previous owner already made.
+    case reload(RestoredState, ids: [BluetoothAddress], routes: [BluetoothAddress: BluetoothAddress] = [:])
 }

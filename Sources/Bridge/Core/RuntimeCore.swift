@@ -174,9 +174,12 @@ final class RuntimeCore {
 
     /// Takes the stored state of `ids` (another instance changed them, or this one took
     /// over their partition). Nothing is written: the state came from storage.
-    func reload(_ ids: [BluetoothAddress], from stored: RestoredState, at now: Timestamp) -> [EngineOutput] {
+    /// `routes` are the previous owner's, on a takeover (``EngineInput/reload(_:ids:routes:)``).
+    func reload(
+        _ ids: [BluetoothAddress], from stored: RestoredState, routes: [BluetoothAddress: BluetoothAddress] = [:], at now: Timestamp
+    ) -> [EngineOutput] {
         guard !ids.isEmpty else { return [] }
-        return engine.handle(.reload(stored, ids: ids), at: now).outputs
+        return engine.handle(.reload(stored, ids: ids, routes: routes), at: now).outputs
     }
 
     /// Forgets the deferred writes of accessories this instance no longer owns: their new

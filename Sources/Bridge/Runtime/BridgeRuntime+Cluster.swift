@@ -69,7 +69,10 @@ extension BridgeRuntime {
         if !gained.isEmpty {
             let partitioning = state.ownership.partitioning
             let ids = Set(core.engine.accessories.map(\.id)).filter { gained[partitioning.partition(of: $0)] != nil }
-            guard await reload(ids, inPartitions: Set(gained.keys), reason: "taken over") else {
+            // The routes the previous owner published go on: this instance routes nothing again
+            // that it had already routed.
+            let routes = state.routes.filter { gained[partitioning.partition(of: $0.value)] != nil }
+            guard await reload(ids, inPartitions: Set(gained.keys), routes: routes, reason: "taken over") else {
                 // Not loaded, so not owned yet: working from what the engine knew could write an
                 // older registration over one the previous owner stored (and acknowledged).
                 // The latest holdings are loaded again in a second.
@@ -108,7 +111,10 @@ extension BridgeRuntime {
     /// there that the engine does not know yet (added by another instance meanwhile).
     /// - Returns: false when storage could not be read (nothing changed).
     @discardableResult
-    func reload(_ ids: Set<BluetoothAddress>, inPartitions partitions: Set<Int> = [], reason: String) async -> Bool {
+    func reload(
+        _ ids: Set<BluetoothAddress>, inPartitions partitions: Set<Int> = [], routes: [BluetoothAddress: BluetoothAddress] = [:],
+        reason: String
+    ) async -> Bool {
         let stored: RestoredState
         switch await core.storage.load() {
         case .success(let state): stored = state
@@ -123,7 +129,7 @@ extension BridgeRuntime {
             }
         }
         let now = clock()
-        let outputs = core.reload(ids.sorted(), from: stored, at: now)
+        let outputs = core.reload(ids.sorted(), from: stored, routes: routes, at: now)
         guard !outputs.isEmpty else { return true }
         ingest.know(core.engine.statuses, keys: core.engine.keys, followed: core.engine.followedAddresses)
         ingest.track(outputs)
@@ -139,12 +145,17 @@ extension BridgeRuntime {
             ownership.instance, online: true, partitions: ownership.held.keys.sorted(), accessories: owned, at: clock())
     }
 
-    /// The cluster's own subscriptions: `bridge/state` and every accessory's state.
+    /// The cluster's own subscriptions: `bridge/state`, every accessory's state and every
+    /// source's route.
     func clusterMessage(_ message: MQTTMessage) {
         if message.topic == topics.bridgeState {
             bridgeStateMessage(message.payload)
         } else if let id = topics.accessoryID(inStateTopic: message.topic) {
             publisher.mirrorState(of: id, message.payload)
+        } else if let source = topics.sourceID(inRouteTopic: message.topic) {
+            // `"target"` is the accessory's address, or `fallback`; an empty payload clears it.
+            let target = (try? JSONParser.parse(message.payload))?["target"]?.stringValue.flatMap { BluetoothAddress($0) }
+            cluster?.routes[source] = target
         }
     }
 

@@ -191,9 +191,11 @@ public final class BridgeRuntime {
         }
         if cluster != nil {
             // A peer's will says `offline` there; a live instance sets it back. The states of
-            // all instances' accessories make the cluster's `bridge/accessories`.
+            // all instances' accessories make the cluster's `bridge/accessories`; the routes
+            // are taken over with the accessories they go to.
             try? await connection.subscribe(topics.bridgeState, qos: .atLeastOnce)
             try? await connection.subscribe(topics.accessoryStateFilter, qos: .atLeastOnce)
+            try? await connection.subscribe(topics.sourceRouteFilter, qos: .atLeastOnce)
             if joinsCluster { joinCluster() }
         }
         let forwarders = [
