@@ -19,6 +19,10 @@ public protocol AccessoryStorage: AnyObject, Sendable {
     func apply(_ writes: [StorageWrite], sources: [BluetoothAddress: [BluetoothAddress]]) throws(StorageError)
     /// The state to start the engine with, read as one consistent snapshot.
     func load() throws(StorageError) -> RestoredState
+    /// The stored state of these accessories only (those not stored are absent), read as one
+    /// consistent snapshot: what a cluster instance reloads when another changed them, without
+    /// reading every accessory of the database for it.
+    func load(accessories ids: [BluetoothAddress]) throws(StorageError) -> RestoredState
     /// The ordered connected sources of every accessory that has any.
     func loadSources() throws(StorageError) -> [BluetoothAddress: [BluetoothAddress]]
     /// Closes the store; later calls fail with `.closed`. Idempotent.

@@ -128,9 +128,18 @@ public final class AccessoryStore: AccessoryStorage {
     /// - Throws: `.corrupt` when a row cannot be decoded (the message names the accessory),
     ///   `.busy`, `.ioError`, `.closed`.
     public func load() throws(StorageError) -> RestoredState {
+        try load(only: nil)
+    }
+
+    /// The stored state of these accessories only, as one snapshot (the migration flag too).
+    public func load(accessories ids: [BluetoothAddress]) throws(StorageError) -> RestoredState {
+        try load(only: ids)
+    }
+
+    private func load(only ids: [BluetoothAddress]?) throws(StorageError) -> RestoredState {
         try connection.withLock { connection throws(StorageError) in
             try Self.readTransaction(connection) { () throws(StorageError) in
-                try Self.readState(connection)
+                try Self.readState(connection, only: ids)
             }
         }
     }

@@ -110,10 +110,19 @@ public final class PostgresStore: AccessoryStorage {
 
     /// The state to start the engine with, read in one `REPEATABLE READ` read-only transaction.
     public func load() throws(StorageError) -> RestoredState {
+        try load(only: nil)
+    }
+
+    /// The stored state of these accessories only, read as `load` reads everything.
+    public func load(accessories ids: [BluetoothAddress]) throws(StorageError) -> RestoredState {
+        try load(only: ids)
+    }
+
+    private func load(only ids: [BluetoothAddress]?) throws(StorageError) -> RestoredState {
         try withConnection { connection throws(StorageError) in
             var state = RestoredState()
             try Self.transaction(connection, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY") { () throws(StorageError) in
-                state = try Self.readState(connection)
+                state = try Self.readState(connection, only: ids)
             }
             return state
         }

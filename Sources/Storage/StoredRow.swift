@@ -31,6 +31,14 @@ enum StoredRows {
         "SELECT accessory_id, capabilities, placement, primary_source, secondary_source, invalidated FROM registrations"
     static let identities = "SELECT accessory_id, irk, encryption_key, followed_address FROM identities"
     static let sources = "SELECT accessory_id, source FROM sources ORDER BY accessory_id, position"
+    /// The same rows for one accessory (`$1`), for ``AccessoryStorage/load(accessories:)``.
+    static let accessory = """
+        SELECT id, display_name, product, state, bluetooth_identifier, ssid, bridging_identifier, descriptor
+        FROM accessories WHERE id = $1
+        """
+    static let registration =
+        "SELECT accessory_id, capabilities, placement, primary_source, secondary_source, invalidated FROM registrations WHERE accessory_id = $1"
+    static let identity = "SELECT accessory_id, irk, encryption_key, followed_address FROM identities WHERE accessory_id = $1"
 
     static func address(_ value: Int64) -> BluetoothAddress { BluetoothAddress(rawValue: UInt64(bitPattern: value)) }
 

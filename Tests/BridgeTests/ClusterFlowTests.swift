@@ -315,6 +315,11 @@ final class FailingLoads: AccessoryStorage {
         return try wrapped.load()
     }
 
+    func load(accessories ids: [BluetoothAddress]) throws(StorageError) -> RestoredState {
+        if failing.load(ordering: .relaxed) { throw StorageError(.unavailable, message: "the test made loads fail") }
+        return try wrapped.load(accessories: ids)
+    }
+
     func loadSources() throws(StorageError) -> [BluetoothAddress: [BluetoothAddress]] { try wrapped.loadSources() }
     func close() { wrapped.close() }
 }

@@ -67,6 +67,29 @@ struct PostgresStoreTests {
         #expect(postgres.location == server.url)
     }
 
+    @Test("load(accessories:) gives those accessories' part of load(), in both stores; one not stored is absent")
+    func loadSome() throws {
+        let server = try LocalPostgres()
+        let postgres = try PostgresStore(url: server.url)
+        defer { postgres.close() }
+        let directory = TemporaryDirectory()
+        let sqlite = try AccessoryStore(path: directory.database())
+        defer { sqlite.close() }
+        let wanted = [F.full.id, SharedWrites.allBytes.id, F.address(0xDEAD)]
+        for store in [postgres, sqlite] as [any AccessoryStorage] {
+            try SharedWrites.apply(to: store)
+            let all = try store.load()
+            let some = try store.load(accessories: wanted)
+            #expect(some.accessories == all.accessories.filter { wanted.contains($0.id) })
+            #expect(some.accessories.map(\.id) == [F.full.id, SharedWrites.allBytes.id])
+            #expect(some.registrations == all.registrations.filter { wanted.contains($0.key) })
+            #expect(some.keys == all.keys.filter { wanted.contains($0.key) })
+            #expect(some.followedAddresses == all.followedAddresses.filter { wanted.contains($0.key) })
+            #expect(some.keys[SharedWrites.allBytes.id] != nil && some.followedAddresses[F.full.id] != nil, "not two empty states")
+            #expect(try store.load(accessories: []).accessories.isEmpty)
+        }
+    }
+
     @Test("a registration for an accessory that is not stored rolls the whole apply back with .constraint")
     func constraintRollsBackEverything() throws {
         let server = try LocalPostgres()

@@ -44,11 +44,13 @@ final class StorageWorker: Sendable {
 
     /// The whole stored state, read after every commit asked for before (a cluster instance
     /// takes what other instances stored: docs/scaling.md).
-    func load() async -> Result<RestoredState, StorageError> {
+    /// With `ids`, only those accessories' state (``AccessoryStorage/load(accessories:)``).
+    func load(accessories ids: [BluetoothAddress]? = nil) async -> Result<RestoredState, StorageError> {
         await withCheckedContinuation { (continuation: CheckedContinuation<Result<RestoredState, StorageError>, Never>) in
             queue.async { [store] in
                 do throws(StorageError) {
-                    continuation.resume(returning: .success(try store.load()))
+                    let state = if let ids { try store.load(accessories: ids) } else { try store.load() }
+                    continuation.resume(returning: .success(state))
                 } catch {
                     continuation.resume(returning: .failure(error))
                 }

@@ -115,8 +115,10 @@ extension BridgeRuntime {
         _ ids: Set<BluetoothAddress>, inPartitions partitions: Set<Int> = [], routes: [BluetoothAddress: BluetoothAddress] = [:],
         reason: String
     ) async -> Bool {
+        // A takeover reads everything (its partitions' accessories may be new here); another
+        // instance's change, only the accessories it names.
         let stored: RestoredState
-        switch await core.storage.load() {
+        switch await core.storage.load(accessories: partitions.isEmpty ? ids.sorted() : nil) {
         case .success(let state): stored = state
         case .failure(let error):
             diagnostics.storageFailed(error, context: "cluster reload (\(reason))")
