@@ -111,7 +111,9 @@ struct ClusterFlowTests {
             let decision = await connection.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)/decision") { $0["action"] == "route" }
             #expect(decision?["instance"] == "a")
             #expect(decision?["epoch"] == 11)
-            await connection.waitFor("aabridge/source/\(Fixture.phoneTopic)/route") { $0["target"] == .string(Fixture.airPods) }
+            let route = await connection.waitFor("aabridge/source/\(Fixture.phoneTopic)/route") { $0["target"] == .string(Fixture.airPods) }
+            #expect(route?["instance"] == "a")
+            #expect(route?["epoch"] == 11)
         }
     }
 

@@ -127,7 +127,7 @@ final class Publisher {
             let name = change.target.accessory.flatMap { engine.status(of: $0)?.accessory.displayName }
             let payload = payloads.route(change, accessoryName: name, at: now)
             publishedRoutes[change.source] = payload
-            publishRetained(topics.sourceRoute(change.source), payload)
+            publishRetained(topics.sourceRoute(change.source), stamped(payload, for: change.target.accessory ?? change.previous.accessory))
         case .decision(let decision):
             diagnostics.counters.decisions += 1
             enqueue(topics.decision(decision.accessory), stamped(payloads.decision(decision, at: now), for: decision.accessory).bytes)
@@ -211,8 +211,9 @@ final class Publisher {
         for (source, payload) in publishedRoutes.sorted(by: { $0.key < $1.key }) {
             // In a cluster, a route is the business of the instance that owns its target:
             // another instance's engine never hears that accessory and would say `fallback`.
-            if let ownership, engine.route(for: source).accessory.map(ownership.owns) != true { continue }
-            publishRetained(topics.sourceRoute(source), payload)
+            let target = engine.route(for: source).accessory
+            if let ownership, target.map(ownership.owns) != true { continue }
+            publishRetained(topics.sourceRoute(source), stamped(payload, for: target))
         }
     }
 
