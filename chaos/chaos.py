@@ -30,7 +30,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import FIGURES, RESULTS, Broker, check, figure, free_port, listening, wait_for  # noqa: E402
+from harness import Broker, check, figure, summary, wait_for  # noqa: E402
 
 # The highest flood rate offered (msg/s): see flood().
 FLOOD_CEILING = 90_000
@@ -1192,18 +1192,7 @@ def main():
             print(f"work directory kept: {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)
-    passed = sum(1 for r in RESULTS if r[1])
-    failed = len(RESULTS) - passed
-    print("\n== figures")
-    for line in FIGURES:
-        print(f"  {line}")
-    for name, ok, detail in RESULTS:
-        if not ok:
-            print(f"  FAILED: {name}: {detail}")
-    for name, why in SKIPPED:
-        print(f"  SKIPPED: {name}: {why}")
-    print(f"\n{passed} passed, {failed} failed, {len(SKIPPED)} scenarios skipped ({time.monotonic() - started:.0f} s)")
-    return 1 if failed else 0
+    return summary(started, SKIPPED)
 
 
 if __name__ == "__main__":

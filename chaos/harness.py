@@ -49,6 +49,24 @@ def wait_for(predicate, timeout, interval=0.02):
     return value
 
 
+def summary(started, skipped=None):
+    """The figures, the failures and the `N passed, M failed` line; the exit status (1 on any
+    failure, or when nothing was checked)."""
+    passed = sum(1 for r in RESULTS if r[1])
+    failed = len(RESULTS) - passed
+    print("\n== figures")
+    for line in FIGURES:
+        print(f"  {line}")
+    for name, ok, detail in RESULTS:
+        if not ok:
+            print(f"  FAILED: {name}: {detail}")
+    for name, why in skipped or []:
+        print(f"  SKIPPED: {name}: {why}")
+    counts = f"{passed} passed, {failed} failed" + ("" if skipped is None else f", {len(skipped)} scenarios skipped")
+    print(f"\n{counts} ({time.monotonic() - started:.0f} s)")
+    return 1 if failed or not RESULTS else 0
+
+
 class Broker:
     """mosquitto on a free 127.0.0.1 port, without persistence; `extra` is appended to its
     configuration."""

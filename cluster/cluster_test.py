@@ -53,7 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "chaos"))
-from harness import FIGURES, RESULTS, Broker, check, figure, free_port, listening, wait_for  # noqa: E402
+from harness import RESULTS, Broker, check, figure, free_port, summary, wait_for  # noqa: E402
 
 try:
     import paho.mqtt.client as mqtt
@@ -1098,16 +1098,7 @@ def main():
             print(f"work directory kept: {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)
-    passed = sum(1 for r in RESULTS if r[1])
-    failed = len(RESULTS) - passed
-    print("\n== figures")
-    for line in FIGURES:
-        print(f"  {line}")
-    for name, ok, detail in RESULTS:
-        if not ok:
-            print(f"  FAILED: {name}: {detail}")
-    print(f"\n{passed} passed, {failed} failed ({time.monotonic() - started:.0f} s)")
-    return 1 if failed or not RESULTS else 0
+    return summary(started)
 
 
 if __name__ == "__main__":

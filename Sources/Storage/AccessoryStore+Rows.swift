@@ -17,33 +17,11 @@ extension AccessoryStore {
         }
     }
 
-    /// Every accessory's state, or with `ids` only theirs (one query per table and accessory).
+    /// Every accessory's state, or with `ids` only theirs (``StoredRows/readState(location:only:run:)``).
     static func readState(_ connection: SQLiteConnection, only ids: [BluetoothAddress]? = nil) throws(StorageError) -> RestoredState {
-        var state = RestoredState()
-        let path = connection.path
-        var descriptors: [String: DiscoveryDescriptor] = [:]
-        // Every row, or each accessory's rows.
-        let selections: [(all: String, one: String)] = [
-            (StoredRows.accessories, StoredRows.accessory), (StoredRows.registrations, StoredRows.registration),
-            (StoredRows.identities, StoredRows.identity),
-        ]
-        for (table, selection) in selections.enumerated() {
-            let read = { (row: SQLiteConnection.Row) throws(StorageError) in
-                switch table {
-                case 0: state.accessories.append(try StoredRows.accessory(row, location: path, descriptors: &descriptors))
-                case 1:
-                    let (id, registration) = try StoredRows.registration(row, location: path)
-                    state.registrations[id] = registration
-                default: try StoredRows.identity(row, location: path, into: &state)
-                }
-            }
-            guard let ids else {
-                try connection.run(selection.all, row: read)
-                continue
-            }
-            for id in ids { try connection.run(selection.one, [StoredWrites.value(id)], row: read) }
+        try StoredRows.readState(location: connection.path, only: ids) {
+            (sql, id, row: (SQLiteConnection.Row) throws(StorageError) -> Void) throws(StorageError) in
+            try connection.run(sql, id.map { [StoredWrites.value($0)] } ?? [], row: row)
         }
-        state.migrationComplete = try connection.scalar("SELECT value FROM meta WHERE key = 'migration_complete'") == "1"
-        return state
     }
 }

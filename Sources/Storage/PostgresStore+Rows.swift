@@ -17,35 +17,11 @@ extension PostgresStore {
         }
     }
 
-    /// Every accessory's state, or with `ids` only theirs (one query per table and accessory).
+    /// Every accessory's state, or with `ids` only theirs (``StoredRows/readState(location:only:run:)``).
     static func readState(_ connection: PostgresConnection, only ids: [BluetoothAddress]? = nil) throws(StorageError) -> RestoredState {
-        var state = RestoredState()
-        let location = connection.location
-        var descriptors: [String: DiscoveryDescriptor] = [:]
-        // Every row, or each accessory's rows.
-        let selections: [(all: String, one: String)] = [
-            (StoredRows.accessories, StoredRows.accessory), (StoredRows.registrations, StoredRows.registration),
-            (StoredRows.identities, StoredRows.identity),
-        ]
-        for (table, selection) in selections.enumerated() {
-            let read = { (row: PostgresRow) throws(StorageError) in
-                switch table {
-                case 0: state.accessories.append(try StoredRows.accessory(row, location: location, descriptors: &descriptors))
-                case 1:
-                    let (id, registration) = try StoredRows.registration(row, location: location)
-                    state.registrations[id] = registration
-                default: try StoredRows.identity(row, location: location, into: &state)
-                }
-            }
-            guard let ids else {
-                try connection.run(selection.all, row: read)
-                continue
-            }
-            for id in ids { try connection.run(selection.one, [StoredWrites.value(id)], row: read) }
+        try StoredRows.readState(location: connection.location, only: ids) {
+            (sql, id, row: (PostgresRow) throws(StorageError) -> Void) throws(StorageError) in
+            try connection.run(sql, id.map { [StoredWrites.value($0)] } ?? [], row: row)
         }
-        try connection.run("SELECT value FROM meta WHERE key = 'migration_complete'") { row throws(StorageError) in
-            if row.text(0) == "1" { state.migrationComplete = true }
-        }
-        return state
     }
 }

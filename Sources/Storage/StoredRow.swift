@@ -42,6 +42,41 @@ enum StoredRows {
 
     static func address(_ value: Int64) -> BluetoothAddress { BluetoothAddress(rawValue: UInt64(bitPattern: value)) }
 
+    /// Every accessory's state, or with `ids` only theirs (one query per table and accessory),
+    /// and the migration flag, through the store's `run(sql, id, row)`: it runs `sql` with `id`
+    /// as `$1` (no parameter when nil) and hands each result row to `row`.
+    static func readState<Row: StoredRow>(
+        location: String, only ids: [BluetoothAddress]?,
+        run: (String, BluetoothAddress?, (Row) throws(StorageError) -> Void) throws(StorageError) -> Void
+    ) throws(StorageError) -> RestoredState {
+        var state = RestoredState()
+        var descriptors: [String: DiscoveryDescriptor] = [:]
+        // Every row, or each accessory's rows.
+        let selections: [(all: String, one: String)] = [
+            (accessories, accessory), (registrations, registration), (identities, identity),
+        ]
+        for (table, selection) in selections.enumerated() {
+            let read = { (row: Row) throws(StorageError) in
+                switch table {
+                case 0: state.accessories.append(try Self.accessory(row, location: location, descriptors: &descriptors))
+                case 1:
+                    let (id, registration) = try Self.registration(row, location: location)
+                    state.registrations[id] = registration
+                default: try Self.identity(row, location: location, into: &state)
+                }
+            }
+            guard let ids else {
+                try run(selection.all, nil, read)
+                continue
+            }
+            for id in ids { try run(selection.one, id, read) }
+        }
+        try run("SELECT value FROM meta WHERE key = 'migration_complete'", nil) { (row: Row) throws(StorageError) in
+            if row.text(0) == "1" { state.migrationComplete = true }
+        }
+        return state
+    }
+
     /// The error for a row that cannot be decoded, naming the accessory and the field.
     static func damaged(_ location: String, _ id: BluetoothAddress, _ what: String) -> StorageError {
         StorageError(
