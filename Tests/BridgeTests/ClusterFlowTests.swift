@@ -117,6 +117,35 @@ struct ClusterFlowTests {
         }
     }
 
+    @Test("a release does not put back to fallback a source another instance has since routed to its own accessory")
+    func releaseLeavesAnotherInstancesRoute() async throws {
+        let speakerPartition = Self.partition(Fixture.speaker)
+        try await Self.withInstance { connection, post, _ in
+            post(.ownership(held: Self.held(except: [speakerPartition], epoch: 2), members: ["a", "b"]))
+            let telemetry = "aabridge/telemetry/livingroom/\(Fixture.airPodsTopic)"
+            let route = "aabridge/source/\(Fixture.phoneTopic)/route"
+            let decisions = "aabridge/accessory/\(Fixture.airPodsTopic)/decision"
+            connection.deliver(telemetry, #"{"source_connected":"\#(Fixture.phone)"}"#)
+            connection.deliver(telemetry, #"{"placement":"inEar"}"#)
+            await connection.waitFor(route) { $0["target"] == .string(Fixture.airPods) }
+            // Instance b routed the phone to its speaker since (the broker delivers b's route).
+            connection.deliver(
+                route, #"{"source":"\#(Fixture.phone)","target":"\#(Fixture.speaker)","instance":"b","epoch":3}"#, retain: true)
+            try await Task.sleep(for: .milliseconds(100))
+            let routes = connection.json(on: route).count
+            connection.deliver(telemetry, #"{"placement":"offHead"}"#)
+            await connection.waitFor(decisions) { $0["action"] == "release" }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(connection.json(on: route).count == routes, "b's route stays: \(connection.json(on: route))")
+
+            // With the broker showing the phone on this instance's accessory, a release publishes fallback.
+            connection.deliver(telemetry, #"{"placement":"inEar"}"#)
+            await connection.waitFor(route) { $0["target"] == .string(Fixture.airPods) && $0["instance"] == "a" }
+            connection.deliver(telemetry, #"{"placement":"offHead"}"#)
+            await connection.waitFor(route) { $0["target"] == "fallback" }
+        }
+    }
+
     @Test("over HTTP, a request another instance answers gets 421 and why; its own are answered with instance and epoch")
     func misdirectedOverHTTP() async throws {
         let speakerPartition = Self.partition(Fixture.speaker)

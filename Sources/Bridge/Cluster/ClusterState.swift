@@ -10,9 +10,6 @@ struct ClusterState {
     /// The partitions the membership last said are held (a partition whose state could not
     /// be loaded yet is here but not in ``ownership``).
     var reported: [Int: Int64] = [:]
-    /// Each source's route as the broker holds it (`<base>/source/+/route`, whoever published
-    /// it): source -> the accessory it goes to; absent when it is `fallback`.
-    var routes: [BluetoothAddress: BluetoothAddress] = [:]
     /// The live instances, sorted, as the membership last saw them.
     var members: [String] = []
 }

@@ -32,6 +32,9 @@ final class Publisher {
     /// In a cluster: every accessory's state as the broker has it (`<base>/accessory/+`),
     /// whichever instance published it, for `bridge/accessories`.
     private var mirroredStates: [BluetoothAddress: [UInt8]]?
+    /// In a cluster: each source's route as the broker holds it (`<base>/source/+/route`,
+    /// whoever published it), source -> the accessory it goes to; absent for `fallback`.
+    var mirroredRoutes: [BluetoothAddress: BluetoothAddress] = [:]
 
     /// When each accessory's retained state was last published. Sightings only refresh
     /// `rssi`/`gateway`/`last_seen` inside the engine; the state is republished for them at
@@ -127,6 +130,13 @@ final class Publisher {
             let name = change.target.accessory.flatMap { engine.status(of: $0)?.accessory.displayName }
             let payload = payloads.route(change, accessoryName: name, at: now)
             publishedRoutes[change.source] = payload
+            // In a cluster, a source two instances' accessories list may already go to the
+            // other's accessory (each engine hears only its own): this instance's release must
+            // not put that route back to `fallback`. Its decision still says the release.
+            if let ownership, change.target == .fallback, let current = mirroredRoutes[change.source], !ownership.owns(current) {
+                break
+            }
+            if ownership != nil { mirroredRoutes[change.source] = change.target.accessory }
             publishRetained(topics.sourceRoute(change.source), stamped(payload, for: change.target.accessory ?? change.previous.accessory))
         case .decision(let decision):
             diagnostics.counters.decisions += 1

@@ -71,7 +71,7 @@ extension BridgeRuntime {
             let ids = Set(core.engine.accessories.map(\.id)).filter { gained[partitioning.partition(of: $0)] != nil }
             // The routes the previous owner published go on: this instance routes nothing again
             // that it had already routed.
-            let routes = state.routes.filter { gained[partitioning.partition(of: $0.value)] != nil }
+            let routes = publisher.mirroredRoutes.filter { gained[partitioning.partition(of: $0.value)] != nil }
             guard await reload(ids, inPartitions: Set(gained.keys), routes: routes, reason: "taken over") else {
                 // Not loaded, so not owned yet: working from what the engine knew could write an
                 // older registration over one the previous owner stored (and acknowledged).
@@ -157,7 +157,7 @@ extension BridgeRuntime {
         } else if let source = topics.sourceID(inRouteTopic: message.topic) {
             // `"target"` is the accessory's address, or `fallback`; an empty payload clears it.
             let target = (try? JSONParser.parse(message.payload))?["target"]?.stringValue.flatMap { BluetoothAddress($0) }
-            cluster?.routes[source] = target
+            publisher.mirroredRoutes[source] = target
         }
     }
 
