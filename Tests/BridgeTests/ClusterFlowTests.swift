@@ -208,6 +208,29 @@ struct ClusterFlowTests {
         }
     }
 
+    @Test("keys another instance stored resolve the accessory's rotating addresses here")
+    func othersKeysResolveHere() async throws {
+        try await Self.withInstance { connection, post, database in
+            post(.ownership(held: Self.held(), members: ["a", "b"]))
+            let headphones = "aabridge/accessory/\(Fixture.headphonesTopic)"
+            await connection.waitFor(headphones) { $0["instance"] == "a" }
+            let other = try AccessoryStore(path: database)
+            let id = try #require(BluetoothAddress(Fixture.headphones))
+            let irk = try AccessoryKey.parse(IdentityResolutionFlowTests.irk).get()
+            try other.apply([.saveKeys(id, AccessoryKeys(irk: irk))])
+            other.close()
+            post(.changed([id]))
+            await connection.waitFor(headphones) { $0["keys"]?["irk"] == true }
+            let address = try IdentityResolutionFlowTests.resolvableAddress(prand: 0x708194)
+            connection.deliver(
+                "home/gw1/BTtoMQTT/\(address.replacingOccurrences(of: ":", with: ""))",
+                #"{"id":"\#(address)","rssi":-50,"name":"Acme Studio"}"#)
+            // A rename publishes the state with what the sighting left.
+            #expect(await connection.request("accessory/rename", #""id":"\#(Fixture.headphones)","name":"Resolved""#)?["status"] == "ok")
+            await connection.waitFor(headphones) { $0["name"] == "Resolved" && $0["gateway"] == "gw1" && $0["identity"] == "irk" }
+        }
+    }
+
     @Test("a peer's will saying offline on bridge/state is answered with online by a live instance")
     func peersWillIsCorrected() async throws {
         try await Self.withInstance { connection, post, _ in

@@ -64,6 +64,12 @@ struct Ingest {
         resolveWithCurrentKeys()
     }
 
+    /// Where accessories were followed to as storage holds it (another cluster instance
+    /// followed them: engine outputs do not carry a followed address).
+    mutating func adoptFollowed(_ followed: [BluetoothAddress: BluetoothAddress]) {
+        for (id, address) in followed where keys[id]?.irk == nil { follow(id, to: address) }
+    }
+
     /// Keeps ``products`` and the keys in step with accessories added, changed and removed.
     mutating func track(_ outputs: [EngineOutput]) {
         var keysChanged = false

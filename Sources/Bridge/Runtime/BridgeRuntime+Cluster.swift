@@ -132,9 +132,12 @@ extension BridgeRuntime {
         }
         let now = clock()
         let outputs = core.reload(ids.sorted(), from: stored, routes: routes, at: now)
-        guard !outputs.isEmpty else { return true }
-        ingest.know(core.engine.statuses, keys: core.engine.keys, followed: core.engine.followedAddresses)
+        // Products and keys come with the outputs; followed addresses only from storage (a
+        // changed one alone makes no output). Learning everything again (`know`) would rebuild
+        // the resolver and drop its cache at every change another instance makes.
         ingest.track(outputs)
+        ingest.adoptFollowed(stored.followedAddresses.filter { ids.contains($0.key) })
+        guard !outputs.isEmpty else { return true }
         publisher.publish(outputs, at: now, engine: core.engine)
         return true
     }
