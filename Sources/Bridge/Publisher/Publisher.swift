@@ -26,12 +26,10 @@ final class Publisher {
     /// Only the owner of an accessory publishes its topics, only the holder of partition 0
     /// the bridge's; every accessory's state, decision and response carries the instance and
     /// its partition's epoch (docs/scaling.md).
-    var ownership: ClusterOwnership? {
-        didSet { if ownership != nil, mirroredStates == nil { mirroredStates = [:] } }
-    }
+    var ownership: ClusterOwnership?
     /// In a cluster: every accessory's state as the broker has it (`<base>/accessory/+`),
     /// whichever instance published it, for `bridge/accessories`.
-    private var mirroredStates: [BluetoothAddress: [UInt8]]?
+    private var mirroredStates: [BluetoothAddress: [UInt8]] = [:]
     /// In a cluster: each source's route as the broker holds it (`<base>/source/+/route`,
     /// whoever published it), source -> the accessory it goes to; absent for `fallback`.
     var mirroredRoutes: [BluetoothAddress: BluetoothAddress] = [:]
@@ -240,15 +238,19 @@ final class Publisher {
 
     /// The payload of `bridge/accessories` now (``publishAccessoryList()``; also the console's
     /// snapshot).
+    /// In a cluster it lists every instance's states as mirrored from the broker.
     func accessoryList() -> [UInt8] {
-        let serializedStatuses = mirroredStates ?? self.serializedStatuses.mapValues(\.bytes)
-        let ids = serializedStatuses.keys.sorted()
+        ownership == nil ? Self.array(of: serializedStatuses, \.bytes) : Self.array(of: mirroredStates, \.self)
+    }
+
+    /// `[` + each value's text, by id + `]`, as JSONValue writes an array.
+    private static func array<Value>(of texts: [BluetoothAddress: Value], _ bytes: (Value) -> [UInt8]) -> [UInt8] {
         var list: [UInt8] = []
-        list.reserveCapacity(2 + serializedStatuses.values.reduce(0) { $0 + $1.count + 1 })
+        list.reserveCapacity(2 + texts.values.reduce(0) { $0 + bytes($1).count + 1 })
         list.append(UInt8(ascii: "["))
-        for (index, id) in ids.enumerated() {
+        for (index, id) in texts.keys.sorted().enumerated() {
             if index > 0 { list.append(UInt8(ascii: ",")) }
-            if let bytes = serializedStatuses[id] { list.append(contentsOf: bytes) }
+            if let text = texts[id] { list.append(contentsOf: bytes(text)) }
         }
         list.append(UInt8(ascii: "]"))
         return list
@@ -404,8 +406,8 @@ final class Publisher {
     /// A state on `<base>/accessory/<ID>`, as the broker delivered it (an empty payload
     /// clears it): the cluster's `bridge/accessories` lists these.
     func mirrorState(of id: BluetoothAddress, _ payload: [UInt8]) {
-        guard mirroredStates?[id] != payload else { return }
-        mirroredStates?[id] = payload.isEmpty ? nil : payload
+        guard mirroredStates[id] != payload else { return }
+        mirroredStates[id] = payload.isEmpty ? nil : payload
         accessoriesDirty = true
     }
 
