@@ -33,29 +33,22 @@ struct ClusterFlowTests {
         failingLoads: FailingLoads? = nil, httpPort: Int? = nil,
         _ body: (InMemoryConnection, _ post: @escaping @Sendable (ClusterEvent) -> Void, _ database: String) async throws -> Void
     ) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-cluster-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = directory.appendingPathComponent("aabridge.sqlite3").path
-        var configuration = try ConfigurationLoader.load(
-            yaml: BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database), environment: [:], hostname: "testhost"
-        ).get()
-        // The loader allows a cluster only on PostgreSQL; what is tested here does not depend
-        // on the backend.
-        configuration.cluster = ClusterConfiguration(hostname: "a", enabled: true, partitions: 64)
-        if let httpPort { configuration.http.listen = HTTPConfiguration.Listen("127.0.0.1:\(httpPort)") }
-        let connection = InMemoryConnection()
-        let store = try AccessoryStore(path: database)
-        failingLoads?.store.withLock { $0 = store }
-        let runtime = try BridgeRuntime(configuration: configuration, store: failingLoads ?? store, connection: connection)
-        runtime.joinsCluster = false
-        let sink = runtime.eventSink
-        nonisolated(unsafe) let running = runtime
-        let task = Task { await running.run(signals: nil) }
-        await connection.waitFor("aabridge/bridge/state") { $0 == ["state": "online"] }
-        try await body(connection, { sink.yield(.cluster($0)) }, database)
-        runtime.stop()
-        #expect(await task.value == 0)
+        try await InMemoryRuntime.withConfiguration { loaded, database in
+            var configuration = loaded
+            // The loader allows a cluster only on PostgreSQL; what is tested here does not
+            // depend on the backend.
+            configuration.cluster = ClusterConfiguration(hostname: "a", enabled: true, partitions: 64)
+            if let httpPort { configuration.http.listen = HTTPConfiguration.Listen("127.0.0.1:\(httpPort)") }
+            let connection = InMemoryConnection()
+            let store = try AccessoryStore(path: database)
+            failingLoads?.store.withLock { $0 = store }
+            let runtime = try BridgeRuntime(configuration: configuration, store: failingLoads ?? store, connection: connection)
+            runtime.joinsCluster = false
+            let sink = runtime.eventSink
+            try await InMemoryRuntime.run(runtime, on: connection) {
+                try await body(connection, { sink.yield(.cluster($0)) }, database)
+            }
+        }
     }
 
     @Test("nothing about an accessory is published before its partition is held; then its state carries the instance and epoch")
@@ -287,21 +280,16 @@ struct ClusterStorageTests {
     static func withCore(
         ownership: ClusterOwnership, _ body: (RuntimeCore, AccessoryStore) async throws -> Void
     ) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-core-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = directory.appendingPathComponent("aabridge.sqlite3").path
-        let configuration = try ConfigurationLoader.load(
-            yaml: BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database), environment: [:], hostname: "testhost"
-        ).get()
-        let store = try AccessoryStore(path: database)
-        let core = RuntimeCore(
-            engine: BridgeEngine(configuration: configuration.engine, restored: try store.load()),
-            storage: StorageWorker(store: store), diagnostics: Diagnostics(logger: BridgeLogger(minimum: .error)))
-        _ = await core.activate(at: Timestamp(milliseconds: 1_000))
-        core.ownership = ownership
-        try await body(core, store)
-        await core.storage.close()
+        try await InMemoryRuntime.withConfiguration { configuration, database in
+            let store = try AccessoryStore(path: database)
+            let core = RuntimeCore(
+                engine: BridgeEngine(configuration: configuration.engine, restored: try store.load()),
+                storage: StorageWorker(store: store), diagnostics: Diagnostics(logger: BridgeLogger(minimum: .error)))
+            _ = await core.activate(at: Timestamp(milliseconds: 1_000))
+            core.ownership = ownership
+            try await body(core, store)
+            await core.storage.close()
+        }
     }
 
     static func placementReport(_ placement: AccessoryControlDevice.Placement) throws -> EngineInput {

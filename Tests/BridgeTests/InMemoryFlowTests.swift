@@ -18,25 +18,13 @@ struct InMemoryFlowTests {
     static func withRuntime(
         prepare: (BridgeRuntime) -> Void = { _ in }, _ body: (InMemoryConnection) async throws -> Void
     ) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-memory-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let database = directory.appendingPathComponent("aabridge.sqlite3").path
-        let configuration = try ConfigurationLoader.load(
-            yaml: BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database), environment: [:], hostname: "testhost"
-        ).get()
-        let connection = InMemoryConnection()
-        let runtime = try BridgeRuntime(
-            configuration: configuration, store: try AccessoryStore(path: database),
-            connection: connection)
-        prepare(runtime)
-        nonisolated(unsafe) let running = runtime
-        let task = Task { await running.run(signals: nil) }
-        await connection.waitFor("aabridge/bridge/state") { $0 == ["state": "online"] }
-        try await body(connection)
-        runtime.stop()
-        #expect(await task.value == 0)
-        #expect(connection.json(on: "aabridge/bridge/state").last == ["state": "offline"])
+        try await InMemoryRuntime.withConfiguration { configuration, database in
+            let connection = InMemoryConnection()
+            let runtime = try BridgeRuntime(configuration: configuration, store: try AccessoryStore(path: database), connection: connection)
+            prepare(runtime)
+            try await InMemoryRuntime.run(runtime, on: connection) { try await body(connection) }
+            #expect(connection.json(on: "aabridge/bridge/state").last == ["state": "offline"])
+        }
     }
 
     @Test("subscriptions: requests, /set, and each gateway's telemetry and status topics, once each")
