@@ -73,6 +73,21 @@ struct ClusterMembershipTests {
         try await body(postgres)
     }
 
+    /// Instances a and b on a fresh database, started and balanced; both are stopped after
+    /// `body` (stopping one again is harmless).
+    static func withPair(_ body: (LocalPostgres, Member, Member) async throws -> Void) async throws {
+        try await withDatabase { postgres in
+            let a = try Member("a", url: postgres.url)
+            let b = try Member("b", url: postgres.url)
+            a.membership.start()
+            b.membership.start()
+            #expect(await eventually(timeout: .seconds(20)) { balanced([a, b]) }, "a \(a.held.count), b \(b.held.count)")
+            try await body(postgres, a, b)
+            await a.membership.stop()
+            await b.membership.stop()
+        }
+    }
+
     /// Whether `members` hold every partition exactly once, each the one rendezvous gives it.
     static func balanced(_ members: [Member], partitions: Int = 64) -> Bool {
         let names = members.map(\.name)
@@ -83,12 +98,7 @@ struct ClusterMembershipTests {
 
     @Test("three instances hold disjoint shares covering every partition; one joining takes only its share; one leaving hands its share on")
     func balanceJoinAndLeave() async throws {
-        try await Self.withDatabase { postgres in
-            let a = try Member("a", url: postgres.url)
-            let b = try Member("b", url: postgres.url)
-            a.membership.start()
-            b.membership.start()
-            #expect(await eventually(timeout: .seconds(20)) { Self.balanced([a, b]) }, "a \(a.held.count), b \(b.held.count)")
+        try await Self.withPair { postgres, a, b in
             #expect(a.members == ["a", "b"])
             let before = (a: a.held, b: b.held)
             #expect(before.a.values.allSatisfy { $0 >= 1 })
@@ -110,19 +120,12 @@ struct ClusterMembershipTests {
                 let epoch = a.held[partition] ?? b.held[partition]
                 #expect(epoch != nil && epoch! > c.held[partition]!, "partition \(partition) taken at a higher epoch")
             }
-            await a.membership.stop()
-            await b.membership.stop()
         }
     }
 
     @Test("an instance whose session ends is told at once it holds nothing; the other takes its share, and it comes back")
     func sessionLossAndTakeover() async throws {
-        try await Self.withDatabase { postgres in
-            let a = try Member("a", url: postgres.url)
-            let b = try Member("b", url: postgres.url)
-            a.membership.start()
-            b.membership.start()
-            #expect(await eventually(timeout: .seconds(20)) { Self.balanced([a, b]) })
+        try await Self.withPair { postgres, a, b in
             let admin = try PostgresConnection(url: postgres.url)
             defer { admin.close() }
             try admin.run("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'aabridge-cluster-b'")
@@ -131,7 +134,6 @@ struct ClusterMembershipTests {
             #expect(await eventually(timeout: .seconds(20)) { Self.balanced([a, b]) && b.emptied >= 1 })
             await a.membership.stop()
             #expect(await eventually(timeout: .seconds(20)) { b.held.count == 64 }, "b took everything after a left: \(b.held.count)")
-            await b.membership.stop()
         }
     }
 
@@ -139,13 +141,7 @@ struct ClusterMembershipTests {
         "commits of other instances arrive as changes, one's own do not; a second instance of one name and a different partition count hold nothing"
     )
     func notificationsAndRefusals() async throws {
-        try await Self.withDatabase { postgres in
-            let a = try Member("a", url: postgres.url)
-            let b = try Member("b", url: postgres.url)
-            a.membership.start()
-            b.membership.start()
-            #expect(await eventually(timeout: .seconds(20)) { Self.balanced([a, b]) })
-
+        try await Self.withPair { postgres, a, b in
             let store = try PostgresStore(url: postgres.url, origin: "a")
             defer { store.close() }
             let id = try #require(BluetoothAddress("A1:B2:C3:D4:E5:F6"))
@@ -163,7 +159,7 @@ struct ClusterMembershipTests {
             #expect(twin.errors.first?.contains("already instance 'a'") == true, "\(twin.errors)")
             #expect(other.errors.first?.contains("cluster.partitions is 32 here but 64") == true, "\(other.errors)")
             #expect(Self.balanced([a, b]), "the others are undisturbed")
-            for member in [a, b, twin, other] { await member.membership.stop() }
+            for member in [twin, other] { await member.membership.stop() }
         }
     }
 }
