@@ -40,8 +40,8 @@ enum SharedWrites {
 struct PostgresStoreTests {
     typealias F = StoreFixtures
 
-    @Test("every write kind and the source lists restore exactly what the SQLite store restores")
-    func sameStateAsSQLite() throws {
+    /// A PostgreSQL store and a SQLite store, each given ``SharedWrites``.
+    static func withBothStores(_ body: (PostgresStore, AccessoryStore, LocalPostgres) throws -> Void) throws {
         let server = try LocalPostgres()
         let postgres = try PostgresStore(url: server.url)
         defer { postgres.close() }
@@ -50,43 +50,45 @@ struct PostgresStoreTests {
         defer { sqlite.close() }
         try SharedWrites.apply(to: postgres)
         try SharedWrites.apply(to: sqlite)
-        let restored = try postgres.load()
-        #expect(restored == (try sqlite.load()))
-        #expect(try postgres.loadSources() == (try sqlite.loadSources()))
-        // Spot checks, so that a failure names the field (and the comparison is not of two empty states).
-        #expect(restored.accessories.map(\.id) == [F.full.id, F.bare.id, SharedWrites.allBytes.id])
-        let bytes = try #require(restored.accessories.first { $0.id == SharedWrites.allBytes.id })
-        #expect(bytes.bluetoothTransportBridgingIdentifier == (0...255).map { UInt8($0) })
-        #expect(bytes.displayName == SharedWrites.allBytes.displayName)
-        #expect(restored.keys[SharedWrites.allBytes.id] == AccessoryKeys(irk: SharedWrites.irk, encryptionKey: SharedWrites.encryption))
-        #expect(restored.followedAddresses[F.full.id] == F.address(0x77))
-        #expect(restored.registrations[F.full.id] == F.bareRegistration)
-        #expect(restored.migrationComplete)
-        #expect(try postgres.loadSources() == [F.full.id: [F.address(0x100), F.address(0x101), F.address(0x102)]])
-        #expect(postgres.committedTransactions == SharedWrites.steps.count)
-        #expect(postgres.location == server.url)
+        try body(postgres, sqlite, server)
+    }
+
+    @Test("every write kind and the source lists restore exactly what the SQLite store restores")
+    func sameStateAsSQLite() throws {
+        try Self.withBothStores { postgres, sqlite, server in
+            let restored = try postgres.load()
+            #expect(restored == (try sqlite.load()))
+            #expect(try postgres.loadSources() == (try sqlite.loadSources()))
+            // Spot checks, so that a failure names the field (and the comparison is not of two empty states).
+            #expect(restored.accessories.map(\.id) == [F.full.id, F.bare.id, SharedWrites.allBytes.id])
+            let bytes = try #require(restored.accessories.first { $0.id == SharedWrites.allBytes.id })
+            #expect(bytes.bluetoothTransportBridgingIdentifier == (0...255).map { UInt8($0) })
+            #expect(bytes.displayName == SharedWrites.allBytes.displayName)
+            #expect(restored.keys[SharedWrites.allBytes.id] == AccessoryKeys(irk: SharedWrites.irk, encryptionKey: SharedWrites.encryption))
+            #expect(restored.followedAddresses[F.full.id] == F.address(0x77))
+            #expect(restored.registrations[F.full.id] == F.bareRegistration)
+            #expect(restored.migrationComplete)
+            #expect(try postgres.loadSources() == [F.full.id: [F.address(0x100), F.address(0x101), F.address(0x102)]])
+            #expect(postgres.committedTransactions == SharedWrites.steps.count)
+            #expect(postgres.location == server.url)
+        }
     }
 
     @Test("load(accessories:) gives those accessories' part of load(), in both stores; one not stored is absent")
     func loadSome() throws {
-        let server = try LocalPostgres()
-        let postgres = try PostgresStore(url: server.url)
-        defer { postgres.close() }
-        let directory = TemporaryDirectory()
-        let sqlite = try AccessoryStore(path: directory.database())
-        defer { sqlite.close() }
-        let wanted = [F.full.id, SharedWrites.allBytes.id, F.address(0xDEAD)]
-        for store in [postgres, sqlite] as [any AccessoryStorage] {
-            try SharedWrites.apply(to: store)
-            let all = try store.load()
-            let some = try store.load(accessories: wanted)
-            #expect(some.accessories == all.accessories.filter { wanted.contains($0.id) })
-            #expect(some.accessories.map(\.id) == [F.full.id, SharedWrites.allBytes.id])
-            #expect(some.registrations == all.registrations.filter { wanted.contains($0.key) })
-            #expect(some.keys == all.keys.filter { wanted.contains($0.key) })
-            #expect(some.followedAddresses == all.followedAddresses.filter { wanted.contains($0.key) })
-            #expect(some.keys[SharedWrites.allBytes.id] != nil && some.followedAddresses[F.full.id] != nil, "not two empty states")
-            #expect(try store.load(accessories: []).accessories.isEmpty)
+        try Self.withBothStores { postgres, sqlite, _ in
+            let wanted = [F.full.id, SharedWrites.allBytes.id, F.address(0xDEAD)]
+            for store in [postgres, sqlite] as [any AccessoryStorage] {
+                let all = try store.load()
+                let some = try store.load(accessories: wanted)
+                #expect(some.accessories == all.accessories.filter { wanted.contains($0.id) })
+                #expect(some.accessories.map(\.id) == [F.full.id, SharedWrites.allBytes.id])
+                #expect(some.registrations == all.registrations.filter { wanted.contains($0.key) })
+                #expect(some.keys == all.keys.filter { wanted.contains($0.key) })
+                #expect(some.followedAddresses == all.followedAddresses.filter { wanted.contains($0.key) })
+                #expect(some.keys[SharedWrites.allBytes.id] != nil && some.followedAddresses[F.full.id] != nil, "not two empty states")
+                #expect(try store.load(accessories: []).accessories.isEmpty)
+            }
         }
     }
 
