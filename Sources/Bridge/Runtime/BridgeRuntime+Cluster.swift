@@ -38,7 +38,7 @@ extension BridgeRuntime {
         switch event {
         case .ownership(let held, let members): await ownershipChanged(held: held, members: members)
         case .releasing(let partitions): await release(partitions)
-        case .changed(let ids): await reload(ids, reason: "changed by another instance")
+        case .changed(let ids): await reload(ids)
         case .loadAgain:
             guard let state = cluster else { return }
             await ownershipChanged(held: state.reported, members: state.members)
@@ -67,12 +67,7 @@ extension BridgeRuntime {
         }
         let gained = held.filter { before.held[$0.key] != $0.value }
         if !gained.isEmpty {
-            let partitioning = state.ownership.partitioning
-            let ids = Set(core.engine.accessories.map(\.id)).filter { gained[partitioning.partition(of: $0)] != nil }
-            // The routes the previous owner published go on: this instance routes nothing again
-            // that it had already routed.
-            let routes = publisher.mirroredRoutes.filter { gained[partitioning.partition(of: $0.value)] != nil }
-            guard await reload(ids, inPartitions: Set(gained.keys), routes: routes, reason: "taken over") else {
+            guard await takeOver(Set(gained.keys)) else {
                 // Not loaded, so not owned yet: working from what the engine knew could write an
                 // older registration over one the previous owner stored (and acknowledged).
                 // The latest holdings are loaded again in a second.
@@ -86,7 +81,7 @@ extension BridgeRuntime {
                 publishInstanceState()
                 return
             }
-            logger.info("cluster: holding partitions \(Self.list(Set(gained.keys))) (now \(held.count) of \(partitioning.count))")
+            logger.info("cluster: holding partitions \(Self.list(Set(gained.keys))) (now \(held.count) of \(state.ownership.partitioning.count))")
             // Every retained topic this instance now answers for: the new owner republishes
             // what the previous one published (its state, availability, discovery, routes).
             republishEverything()
@@ -106,30 +101,40 @@ extension BridgeRuntime {
         publishInstanceState()
     }
 
-    /// Takes the stored state of `ids` from storage into the engine and publishes what changes
-    /// for the accessories this instance owns. `inPartitions` also takes accessories stored
-    /// there that the engine does not know yet (added by another instance meanwhile).
+    /// Another instance committed changes to `ids`: only those accessories are read.
+    private func reload(_ ids: Set<BluetoothAddress>) async {
+        guard let stored = await load(ids.sorted(), reason: "changed by another instance") else { return }
+        take(stored, ids: ids, routes: [:])
+    }
+
+    /// This instance took `partitions`: every accessory in them, known here or stored since by
+    /// another instance, is taken from storage, with the routes the previous owner published
+    /// (so that this instance routes nothing again that it had already routed).
     /// - Returns: false when storage could not be read (nothing changed).
-    @discardableResult
-    func reload(
-        _ ids: Set<BluetoothAddress>, inPartitions partitions: Set<Int> = [], routes: [BluetoothAddress: BluetoothAddress] = [:],
-        reason: String
-    ) async -> Bool {
-        // A takeover reads everything (its partitions' accessories may be new here); another
-        // instance's change, only the accessories it names.
-        let stored: RestoredState
-        switch await core.storage.load(accessories: partitions.isEmpty ? ids.sorted() : nil) {
-        case .success(let state): stored = state
-        case .failure(let error):
-            diagnostics.storageFailed(error, context: "cluster reload (\(reason))")
+    private func takeOver(_ partitions: Set<Int>) async -> Bool {
+        guard let partitioning = cluster?.ownership.partitioning, let stored = await load(nil, reason: "taken over") else {
             return false
         }
-        var ids = ids
-        if let partitioning = cluster?.ownership.partitioning, !partitions.isEmpty {
-            for accessory in stored.accessories where partitions.contains(partitioning.partition(of: accessory.id)) {
-                ids.insert(accessory.id)
-            }
+        let inPartitions = { (id: BluetoothAddress) in partitions.contains(partitioning.partition(of: id)) }
+        var ids = Set(core.engine.accessories.map(\.id).filter(inPartitions))
+        ids.formUnion(stored.accessories.map(\.id).filter(inPartitions))
+        take(stored, ids: ids, routes: publisher.mirroredRoutes.filter { inPartitions($0.value) })
+        return true
+    }
+
+    /// The stored state of `ids` (all with nil), or nil when storage could not be read.
+    private func load(_ ids: [BluetoothAddress]?, reason: String) async -> RestoredState? {
+        switch await core.storage.load(accessories: ids) {
+        case .success(let state): return state
+        case .failure(let error):
+            diagnostics.storageFailed(error, context: "cluster reload (\(reason))")
+            return nil
         }
+    }
+
+    /// Takes `stored`'s state of `ids` into the engine and publishes what changes for the
+    /// accessories this instance owns.
+    private func take(_ stored: RestoredState, ids: Set<BluetoothAddress>, routes: [BluetoothAddress: BluetoothAddress]) {
         let now = clock()
         let outputs = core.reload(ids.sorted(), from: stored, routes: routes, at: now)
         // Products and keys come with the outputs; followed addresses only from storage (a
@@ -137,9 +142,8 @@ extension BridgeRuntime {
         // the resolver and drop its cache at every change another instance makes.
         ingest.track(outputs)
         ingest.adoptFollowed(stored.followedAddresses.filter { ids.contains($0.key) })
-        guard !outputs.isEmpty else { return true }
+        guard !outputs.isEmpty else { return }
         publisher.publish(outputs, at: now, engine: core.engine)
-        return true
     }
 
     /// `bridge/instances/<instance>`: this instance's partitions and how many accessories they hold.
