@@ -216,17 +216,7 @@ public final class PostgresStore: AccessoryStorage {
 
     /// Every accessory a call changes, sorted.
     static func touched(_ writes: [StorageWrite], sources: [BluetoothAddress: [BluetoothAddress]]) -> [BluetoothAddress] {
-        var ids = Set(sources.keys)
-        for write in writes {
-            switch write {
-            case .upsertAccessory(let accessory): ids.insert(accessory.id)
-            case .deleteAccessory(let id), .upsertRegistration(let id, _), .deleteRegistration(let id), .saveKeys(let id, _),
-                .saveFollowedAddress(let id, _):
-                ids.insert(id)
-            case .migrationComplete: break
-            }
-        }
-        return ids.sorted()
+        Set(sources.keys).union(writes.compactMap(\.accessory)).sorted()
     }
 
     /// `"<origin>:<ID>,<ID>,..."`, split so that each payload stays below ``maximumPayloadBytes``.
@@ -234,8 +224,7 @@ public final class PostgresStore: AccessoryStorage {
         var payloads: [String] = []
         var current = ""
         for id in accessories {
-            var hex = String(id.rawValue, radix: 16, uppercase: true)
-            hex = String(repeating: "0", count: max(0, 12 - hex.count)) + hex
+            let hex = id.topicID
             if !current.isEmpty && current.utf8.count + 1 + hex.utf8.count >= maximumPayloadBytes {
                 payloads.append(current)
                 current = ""

@@ -10,4 +10,15 @@ public enum StorageWrite: Hashable, Sendable {
     case saveFollowedAddress(BluetoothAddress, BluetoothAddress)
     /// The configured migration ran; it must not run again.
     case migrationComplete
+
+    /// The accessory whose rows the write changes (nil: the bridge's own `meta`).
+    public var accessory: BluetoothAddress? {
+        switch self {
+        case .upsertAccessory(let accessory): accessory.id
+        case .deleteAccessory(let id), .upsertRegistration(let id, _), .deleteRegistration(let id), .saveKeys(let id, _),
+            .saveFollowedAddress(let id, _):
+            id
+        case .migrationComplete: nil
+        }
+    }
 }

@@ -161,13 +161,7 @@ final class RuntimeCore {
     /// bridge's own `meta`).
     private static func accessory(writtenBy output: EngineOutput) -> BluetoothAddress? {
         guard case .storage(let write) = output else { return nil }
-        switch write {
-        case .upsertAccessory(let accessory): return accessory.id
-        case .deleteAccessory(let id), .upsertRegistration(let id, _), .deleteRegistration(let id), .saveKeys(let id, _),
-            .saveFollowedAddress(let id, _):
-            return id
-        case .migrationComplete: return nil
-        }
+        return write.accessory
     }
 
     // MARK: - Cluster

@@ -81,7 +81,8 @@ extension BridgeRuntime {
                 publishInstanceState()
                 return
             }
-            logger.info("cluster: holding partitions \(Self.list(Set(gained.keys))) (now \(held.count) of \(state.ownership.partitioning.count))")
+            logger.info(
+                "cluster: holding partitions \(Self.list(Set(gained.keys))) (now \(held.count) of \(state.ownership.partitioning.count))")
             // Every retained topic this instance now answers for: the new owner republishes
             // what the previous one published (its state, availability, discovery, routes).
             republishEverything()
