@@ -1,3 +1,4 @@
+import AccessoryKit
 import CPostgres
 
 #if canImport(Glibc)
@@ -168,7 +169,8 @@ public final class PostgresConnection {
                 case .null: nil
                 case .integer(let number): String(number)
                 case .text(let string): string
-                case .bytes(let bytes): Self.hex(bytes)
+                // bytea in its hex input form.
+                case .bytes(let bytes): "\\x" + Hex.encode(bytes)
                 case .bool(let flag): flag ? "t" : "f"
                 }
             lengths.append(Int32(text?.utf8.count ?? 0))
@@ -404,20 +406,6 @@ public final class PostgresConnection {
         }
         return pairs.joined(separator: " ")
     }
-
-    // MARK: Values
-
-    static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text = [UInt8](repeating: 0, count: 2 + bytes.count * 2)
-        text[0] = UInt8(ascii: "\\")
-        text[1] = UInt8(ascii: "x")
-        for (index, byte) in bytes.enumerated() {
-            text[2 + index * 2] = digits[Int(byte >> 4)]
-            text[3 + index * 2] = digits[Int(byte & 0xF)]
-        }
-        return String(decoding: text, as: UTF8.self)
-    }
 }
 
 /// One row of a result; valid only inside the `run` callback.
@@ -448,29 +436,12 @@ public struct PostgresRow {
     public func bytes(_ column: Int32) -> [UInt8]? {
         guard !isNull(column), let pointer = PQgetvalue(result, row, column) else { return nil }
         let count = Int(PQgetlength(result, row, column))
-        return pointer.withMemoryRebound(to: UInt8.self, capacity: count) { text -> [UInt8]? in
-            guard count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x"), count % 2 == 0 else { return nil }
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity((count - 2) / 2)
-            var index = 2
-            while index < count {
-                guard let high = Self.nibble(text[index]), let low = Self.nibble(text[index + 1]) else { return nil }
-                bytes.append(high << 4 | low)
-                index += 2
-            }
-            return bytes
-        }
+        // bytea's hex output form (the session sets bytea_output = 'hex'): `\x` and the digits.
+        let text = UnsafeRawBufferPointer(start: pointer, count: count)
+        guard count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x") else { return nil }
+        return Hex.decode(UnsafeRawBufferPointer(rebasing: text[2...]))
     }
 
     /// A `boolean` column; false for NULL.
     public func bool(_ column: Int32) -> Bool { text(column) == "t" }
-
-    private static func nibble(_ character: UInt8) -> UInt8? {
-        switch character {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): character - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): character - UInt8(ascii: "A") + 10
-        default: nil
-        }
-    }
 }
