@@ -39,7 +39,7 @@ final class ClusterMembership: Sendable {
     /// After (re)connecting, how long it waits before taking partitions, so that instances
     /// reconnecting together (a PostgreSQL restart) see each other first instead of one of
     /// them taking everything and handing most of it back a moment later.
-    static let settleMilliseconds: Int64 = 1_500
+    static let settle: Duration = .milliseconds(1_500)
     /// How long between attempts while PostgreSQL cannot be reached.
     static let retryMilliseconds: Int64 = 1_000
 
@@ -61,12 +61,11 @@ final class ClusterMembership: Sendable {
     /// The session and what it holds; only the membership's thread touches it.
     private final class Session {
         let connection: PostgresConnection
-        let connectedAt: Int64
+        let connectedAt = ContinuousClock.now
         var held: [Int: Int64] = [:]
         var releasing: Set<Int> = []
-        init(connection: PostgresConnection, connectedAt: Int64) {
+        init(connection: PostgresConnection) {
             self.connection = connection
-            self.connectedAt = connectedAt
         }
     }
 
@@ -167,7 +166,7 @@ final class ClusterMembership: Sendable {
             session.releasing.remove(partition)
         }
         let desired = partitioning.partitions(of: instance, among: members)
-        if Self.milliseconds() - session.connectedAt >= Self.settleMilliseconds {
+        if ContinuousClock.now - session.connectedAt >= Self.settle {
             for partition in desired.subtracting(session.held.keys).sorted() {
                 if let epoch = try take(partition, on: connection) { session.held[partition] = epoch }
             }
@@ -204,7 +203,7 @@ final class ClusterMembership: Sendable {
             connection.close()
             throw error
         }
-        return Session(connection: connection, connectedAt: Self.milliseconds())
+        return Session(connection: connection)
     }
 
     /// Every instance must spread accessories over the same partitions; the first one to
@@ -314,11 +313,5 @@ final class ClusterMembership: Sendable {
             usleep(UInt32(step * 1000))
             left -= step
         }
-    }
-
-    private static func milliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 }
