@@ -28,6 +28,13 @@ struct ClusterFlowTests {
         partitioning.partition(of: BluetoothAddress(address)!)
     }
 
+    /// An ordering barrier for an instance that holds nothing: a request over HTTP, which it
+    /// refuses with 421 once the loop has handled everything that came before.
+    static func barrier(port: Int) async throws {
+        let refused = try await HTTPTestClient.fetch(port: port, "POST", "/api/request/health", body: Array("{}".utf8))
+        #expect(refused.status == 421)
+    }
+
     /// A cluster instance "a" whose membership is the test: `post` sends it a ``ClusterEvent``.
     static func withInstance(
         failingLoads: FailingLoads? = nil, httpPort: Int? = nil,
@@ -43,7 +50,7 @@ struct ClusterFlowTests {
             let store = try AccessoryStore(path: database)
             failingLoads?.store.withLock { $0 = store }
             let runtime = try BridgeRuntime(configuration: configuration, store: failingLoads ?? store, connection: connection)
-            runtime.joinsCluster = false
+            try #require(runtime.component(ClusterComponent.self)).joins = false
             let sink = runtime.eventSink
             try await InMemoryRuntime.run(runtime, on: connection) {
                 try await body(connection, { sink.yield(.cluster($0)) }, database)
@@ -53,9 +60,10 @@ struct ClusterFlowTests {
 
     @Test("nothing about an accessory is published before its partition is held; then its state carries the instance and epoch")
     func statesWaitForOwnership() async throws {
-        try await Self.withInstance { connection, post, _ in
+        let port = try FreePort.find()
+        try await Self.withInstance(httpPort: port) { connection, post, _ in
             let state = "aabridge/accessory/\(Fixture.airPodsTopic)"
-            try await Task.sleep(for: .milliseconds(200))
+            try await Self.barrier(port: port)
             #expect(connection.json(on: state).isEmpty, "no state before any partition is held")
             #expect(connection.json(on: "aabridge/bridge/info").isEmpty, "nor the bridge's topics")
             post(.ownership(held: Self.held(epoch: 3), members: ["a"]))
@@ -124,11 +132,11 @@ struct ClusterFlowTests {
             // Instance b routed the phone to its speaker since (the broker delivers b's route).
             connection.deliver(
                 route, #"{"source":"\#(Fixture.phone)","target":"\#(Fixture.speaker)","instance":"b","epoch":3}"#, retain: true)
-            try await Task.sleep(for: .milliseconds(100))
+            #expect(await connection.request("health")?["status"] == "ok", "an ordering barrier: b's route was taken")
             let routes = connection.json(on: route).count
             connection.deliver(telemetry, #"{"placement":"offHead"}"#)
             await connection.waitFor(decisions) { $0["action"] == "release" }
-            try await Task.sleep(for: .milliseconds(100))
+            #expect(await connection.request("health")?["status"] == "ok", "an ordering barrier: the release is done")
             #expect(connection.json(on: route).count == routes, "b's route stays: \(connection.json(on: route))")
 
             // With the broker showing the phone on this instance's accessory, a release publishes fallback.
@@ -166,12 +174,15 @@ struct ClusterFlowTests {
 
     @Test("the bridge's requests and topics belong to the holder of partition 0")
     func bridgeWorkFollowsPartitionZero() async throws {
+        try #require(Self.partition(Fixture.headphones) != 0)
         try await Self.withInstance { connection, post, _ in
             post(.ownership(held: Self.held(except: [0]), members: ["a", "b"]))
             await connection.waitFor("aabridge/bridge/instances/a") { $0["partitions"]?.arrayValue?.count == 63 }
             connection.deliver("aabridge/bridge/request/health", #"{"transaction":"early"}"#)
             connection.deliver("aabridge/bridge/request/picker/show", #"{"transaction":"early"}"#)
-            try await Task.sleep(for: .milliseconds(300))
+            // An ordering barrier: a request this instance answers, sent after those.
+            let current = await connection.request("accessory/current", #""id":"\#(Fixture.headphones)""#)
+            #expect(current?["status"] != nil)
             #expect(connection.json(on: "aabridge/bridge/response/health").isEmpty)
             #expect(connection.json(on: "aabridge/bridge/response/picker/show").isEmpty)
             #expect(connection.json(on: "aabridge/bridge/info").isEmpty)
@@ -185,15 +196,17 @@ struct ClusterFlowTests {
     @Test("partitions whose state cannot be loaded are not worked on until it can be")
     func unloadedPartitionsAreNotOwned() async throws {
         let storage = FailingLoads()
-        try await Self.withInstance(failingLoads: storage) { connection, post, _ in
+        let port = try FreePort.find()
+        try await Self.withInstance(failingLoads: storage, httpPort: port) { connection, post, _ in
             storage.failing.store(true, ordering: .relaxed)
             post(.ownership(held: Self.held(epoch: 4), members: ["a"]))
             await connection.waitFor("aabridge/bridge/instances/a") { $0["partitions"] == [] }
-            try await Task.sleep(for: .milliseconds(300))
+            try await Self.barrier(port: port)
             #expect(connection.json(on: "aabridge/accessory/\(Fixture.airPodsTopic)").isEmpty, "nothing published from unloaded state")
             let health = "aabridge/bridge/response/health"
             connection.deliver("aabridge/bridge/request/health", #"{"transaction":"unloaded"}"#)
-            try await Task.sleep(for: .milliseconds(300))
+            await connection.forwarded()
+            try await Self.barrier(port: port)
             #expect(connection.json(on: health).isEmpty, "nor answered")
             storage.failing.store(false, ordering: .relaxed)
             await connection.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["epoch"] == 4 }
@@ -278,15 +291,14 @@ struct ClusterStorageTests {
     /// A core over the end-to-end configuration's accessories, on a fresh SQLite store,
     /// activated (the migration stored), with `ownership`.
     static func withCore(
-        ownership: ClusterOwnership, _ body: (RuntimeCore, AccessoryStore) async throws -> Void
+        ownership: Ownership, _ body: (RuntimeCore, AccessoryStore) async throws -> Void
     ) async throws {
         try await InMemoryRuntime.withConfiguration { configuration, database in
             let store = try AccessoryStore(path: database)
             let core = RuntimeCore(
                 engine: BridgeEngine(configuration: configuration.engine, restored: try store.load()),
-                storage: StorageWorker(store: store), diagnostics: Diagnostics(logger: BridgeLogger(minimum: .error)))
+                storage: StorageWorker(store: store), diagnostics: Diagnostics(logger: BridgeLogger(minimum: .error)), ownership: ownership)
             _ = await core.activate(at: Timestamp(milliseconds: 1_000))
-            core.ownership = ownership
             try await body(core, store)
             await core.storage.close()
         }
@@ -305,14 +317,14 @@ struct ClusterStorageTests {
     @Test("telemetry's registration writes are stored for an owned accessory, and not for one another instance holds")
     func onlyOwnedWritesAreStored() async throws {
         let airPods = ClusterFlowTests.partition(Fixture.airPods)
-        let owning = ClusterOwnership(instance: "a", partitions: 64, held: ClusterFlowTests.held())
+        let owning = Ownership(instance: "a", partitions: 64, held: ClusterFlowTests.held())
         try await Self.withCore(ownership: owning) { core, store in
             _ = await core.handleTelemetry(try Self.placementReport(.inEar), at: Timestamp(milliseconds: 2_000), context: "test")
             #expect(core.hasDeferredWrites)
             await core.flushDeferredWrites(at: Timestamp(milliseconds: 2_100))
             #expect(try Self.storedPlacement(store) == .inEar)
         }
-        let other = ClusterOwnership(instance: "a", partitions: 64, held: ClusterFlowTests.held(except: [airPods]))
+        let other = Ownership(instance: "a", partitions: 64, held: ClusterFlowTests.held(except: [airPods]))
         try await Self.withCore(ownership: other) { core, store in
             let outputs = await core.handleTelemetry(try Self.placementReport(.inEar), at: Timestamp(milliseconds: 2_000), context: "test")
             #expect(outputs.contains { if case .registrationChanged = $0 { true } else { false } }, "the engine changed in memory")
@@ -325,7 +337,7 @@ struct ClusterStorageTests {
     @Test("writes waiting for a partition that was lost are dropped, not stored after the new owner took over")
     func lostPartitionsWritesAreDropped() async throws {
         let airPods = ClusterFlowTests.partition(Fixture.airPods)
-        let owning = ClusterOwnership(instance: "a", partitions: 64, held: ClusterFlowTests.held())
+        let owning = Ownership(instance: "a", partitions: 64, held: ClusterFlowTests.held())
         try await Self.withCore(ownership: owning) { core, store in
             _ = await core.handleTelemetry(try Self.placementReport(.inEar), at: Timestamp(milliseconds: 2_000), context: "test")
             #expect(core.hasDeferredWrites)

@@ -133,15 +133,14 @@ struct FastPairFlowTests {
     static func ingest(knowing accessories: [(String, String)]) throws -> Ingest {
         let yaml = Self.yaml(server: "mqtt://127.0.0.1:1", database: "/nonexistent/db.sqlite3")
         let configuration = try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()
-        var ingest = Ingest(configuration: configuration, topics: Topics(base: configuration.mqtt.baseTopic), homeAssistant: nil)
-        let statuses = try accessories.map { id, product in
-            AccessoryStatus(
-                accessory: Accessory(
-                    id: try #require(BluetoothAddress(id)), displayName: id, product: product, descriptor: DiscoveryDescriptor(),
-                    state: .authorized))
+        let known = try accessories.map { id, product in
+            Accessory(
+                id: try #require(BluetoothAddress(id)), displayName: id, product: product, descriptor: DiscoveryDescriptor(),
+                state: .authorized)
         }
-        ingest.know(statuses, keys: [:], followed: [:])
-        return ingest
+        let engine = EngineHolder(BridgeEngine(configuration: configuration.engine, restored: RestoredState(accessories: known)))
+        let router = TopicRouter(configuration: configuration, topics: Topics(base: configuration.mqtt.baseTopic), claims: [.pairingForm])
+        return Ingest(configuration: configuration, router: router, engine: EngineView(engine), homeAssistant: nil)
     }
 
     /// One OpenMQTTGateway message through `ingest`; `extra` adds JSON members.

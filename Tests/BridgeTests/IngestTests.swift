@@ -10,13 +10,18 @@ import Testing
 /// The Ingest stage alone: no engine, no storage, no broker.
 @Suite("Ingest: routes and outcomes")
 struct IngestTests {
-    static func ingest(homeAssistant: Bool = false) throws -> Ingest {
+    static func configuration(homeAssistant: Bool = false) throws -> BridgeConfiguration {
         let yaml = BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: "/nonexistent/db.sqlite3", homeAssistant: homeAssistant)
-        let configuration = try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()
+        return try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()
+    }
+
+    /// Ingest reading `engine` (by default one that knows no accessory).
+    static func ingest(homeAssistant: Bool = false, engine: EngineHolder? = nil) throws -> Ingest {
+        let configuration = try Self.configuration(homeAssistant: homeAssistant)
         let discovery = homeAssistant ? HomeAssistantDiscovery(configuration: configuration, version: "test") : nil
-        var ingest = Ingest(configuration: configuration, topics: Topics(base: configuration.mqtt.baseTopic), homeAssistant: discovery)
-        ingest.know([], keys: [:], followed: [:])
-        return ingest
+        let router = TopicRouter(configuration: configuration, topics: Topics(base: configuration.mqtt.baseTopic), claims: [.pairingForm])
+        let holder = engine ?? EngineHolder(BridgeEngine(configuration: configuration.engine))
+        return Ingest(configuration: configuration, router: router, engine: EngineView(holder), homeAssistant: discovery)
     }
 
     static func message(_ topic: String, _ payload: String, retain: Bool = false) -> MQTTMessage {
@@ -128,7 +133,9 @@ struct IngestTests {
 
     @Test("telemetry for an accessory the engine does not know is rejected, counted per gateway; once known it is engine input")
     func unknownAccessory() throws {
-        var ingest = try Self.ingest()
+        let configuration = try Self.configuration()
+        let engine = EngineHolder(BridgeEngine(configuration: configuration.engine))
+        var ingest = try Self.ingest(engine: engine)
         let topic = "aabridge/telemetry/livingroom/A1B2C3D4E5F6"
         let outcome = ingest.ingest(Self.message(topic, #"{"rssi":-60}"#), route: .gateway(index: 1), at: Timestamp(milliseconds: 1))
         #expect(outcome.rejection?.reason == "telemetry for unknown accessory A1:B2:C3:D4:E5:F6")
@@ -142,7 +149,7 @@ struct IngestTests {
         let id = try #require(BluetoothAddress("A1:B2:C3:D4:E5:F6"))
         let accessory = Accessory(
             id: id, displayName: "AirPods", product: "AirPods Pro", descriptor: DiscoveryDescriptor(), state: .authorized)
-        ingest.track([.accessoryChanged(AccessoryStatus(accessory: accessory))])
+        engine.engine = BridgeEngine(configuration: configuration.engine, restored: RestoredState(accessories: [accessory]))
         let known = ingest.ingest(Self.message(topic, #"{"rssi":-60}"#), route: .gateway(index: 1), at: Timestamp(milliseconds: 2))
         guard case .telemetry(.report(let report), _, let refresh) = known.effect else {
             Issue.record("known accessory: engine input expected, got \(known.effect)")
@@ -151,7 +158,8 @@ struct IngestTests {
         #expect(report.accessory == id)
         #expect(refresh == id)
         #expect(!known.gatewaysChanged, "livingroom was heard with the first message already")
-        ingest.track([.accessoryRemoved(id)])
+        engine.engine = BridgeEngine(configuration: configuration.engine)
+        ingest.applied([.accessoryRemoved(id)])
         #expect(
             ingest.ingest(Self.message(topic, #"{"rssi":-60}"#), route: .gateway(index: 1), at: Timestamp(milliseconds: 3)).rejection != nil
         )

@@ -93,6 +93,7 @@ extension BridgeEngine {
         let rebuilt = previous?.product != accessory.product
         if rebuilt {
             let wasAvailable = records[id]?.available == true
+            setFollowedAddress(id, nil)
             records[id] = makeRecord(for: accessory)
             if session.state == .activated {
                 // Heard by nobody yet, as an accessory restored at the start.
@@ -118,7 +119,7 @@ extension BridgeEngine {
         reindex(id, old: oldSources, new: newSources)
         let keys = stored.keys[id] ?? AccessoryKeys()
         records[id]?.keys = keys
-        records[id]?.followedAddress = stored.followedAddresses[id]
+        setFollowedAddress(id, stored.followedAddresses[id])
         if registrationChanged, let registration { emit(.registrationChanged(id, registration)) }
         if keys != oldKeys { emit(.keysChanged(id, keys)) }
         if previous != accessory || registrationChanged || keys != oldKeys || rebuilt { markChanged(id) }

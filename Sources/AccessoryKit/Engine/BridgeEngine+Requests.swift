@@ -307,6 +307,7 @@ extension BridgeEngine {
     mutating func discard(_ id: BluetoothAddress, now: Timestamp) {
         let sources = listedSources(id)
         registry.invalidate(id)
+        setFollowedAddress(id, nil)
         records[id] = nil
         recomputeRoutes(sources, subject: id, now: now) { _ in .removed }
         reindex(id, old: sources, new: [])

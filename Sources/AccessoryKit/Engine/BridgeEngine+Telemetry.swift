@@ -23,16 +23,15 @@ extension BridgeEngine {
                     record.model = model
                     identityChanged = true
                 }
-                var followed = false
-                if sighting.attribution == .followed, record.followedAddress != sighting.heardFrom {
-                    record.followedAddress = sighting.heardFrom
-                    followed = true
-                }
+                let followed = sighting.attribution == .followed && record.followedAddress != sighting.heardFrom
                 return (record.available, identityChanged, followed, roomChanged)
             }
             if identityChanged { markChanged(id) }
             if roomChanged { roomMoved(id) }
-            if followed { emit(.storage(.saveFollowedAddress(id, sighting.heardFrom))) }
+            if followed {
+                setFollowedAddress(id, sighting.heardFrom)
+                emit(.storage(.saveFollowedAddress(id, sighting.heardFrom)))
+            }
             if !wasAvailable { becameAvailable(id, now: now) }
             if let decoded = sighting.decoded { apply(decoded, to: id, now: now) }
             return

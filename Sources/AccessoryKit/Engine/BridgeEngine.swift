@@ -6,6 +6,7 @@
 /// so replaying the same inputs gives the same outputs.
 public struct BridgeEngine: Sendable {
     /// Per-accessory runtime state that is not part of the Apple objects.
+    @usableFromInline
     struct Record: Sendable {
         var available: Bool = false
         var lastSeen: Timestamp?
@@ -25,8 +26,8 @@ public struct BridgeEngine: Sendable {
         var address: BluetoothAddress?
         var attribution: IdentityAttribution = .address
         /// The address it was last followed to without a key (stored, so a restart keeps it).
-        var followedAddress: BluetoothAddress?
-        var keys = AccessoryKeys()
+        @usableFromInline var followedAddress: BluetoothAddress?
+        @usableFromInline var keys = AccessoryKeys()
         var model: String?
         /// The sources given at setup (`picker/select`), kept until the `auto_register`
         /// registration that uses them succeeds (after an authorization, when one is needed).
@@ -35,6 +36,9 @@ public struct BridgeEngine: Sendable {
         var wearless = false
         /// The gateway that hears it best (identity.md, Rooms); reset when it becomes unavailable.
         var room = RoomTracker()
+        /// Its product's name (the session's accessory says it too; kept here so that one
+        /// lookup gives the runtime everything it decodes an advertisement with).
+        @usableFromInline let product: String
         let hardware: HardwareType
         let hardwareCapabilities: AccessoryControlDevice.Capabilities
         let autoRegister: Bool
@@ -50,7 +54,10 @@ public struct BridgeEngine: Sendable {
     /// Whether the configured migration has run.
     public internal(set) var migrationComplete: Bool
 
-    var records = AccessoryTable<Record>()
+    @usableFromInline var records = AccessoryTable<Record>()
+    /// Followed address -> the accessory followed to it (``Record/followedAddress`` read
+    /// backwards), so the runtime attributes an advertisement with one lookup.
+    @usableFromInline var followedIndex: [BluetoothAddress: BluetoothAddress] = [:]
     /// source -> accessories whose configuration lists it, so a route is recomputed
     /// from a handful of accessories instead of all of them.
     var sourceIndex: [BluetoothAddress: [BluetoothAddress]] = [:]
@@ -88,7 +95,7 @@ public struct BridgeEngine: Sendable {
         for accessory in session.accessories.values {
             addRecord(for: accessory)
             records[accessory.id]?.keys = restored.keys[accessory.id] ?? AccessoryKeys()
-            records[accessory.id]?.followedAddress = restored.followedAddresses[accessory.id]
+            setFollowedAddress(accessory.id, restored.followedAddresses[accessory.id])
         }
     }
 
@@ -140,6 +147,38 @@ public struct BridgeEngine: Sendable {
         records.compactMapValues { $0.followedAddress }
     }
 
+    // MARK: Read access for attributing an advertisement
+    //
+    // Inlinable: the runtime reads these for every message from an engine kept in a class,
+    // and calling a method of the engine from another module copies the whole value first
+    // (a retain of every table); inlined, only the table looked into is read.
+
+    /// The product a known accessory is; nil for an address that is no accessory's id.
+    @inlinable @inline(__always)
+    public func product(of id: BluetoothAddress) -> String? {
+        session.accessories.index(forKey: id).map { session.accessories.values[$0].product }
+    }
+
+    /// A known accessory's product and keys, for decoding its advertisement (one lookup).
+    @inlinable @inline(__always)
+    public func advertiser(_ id: BluetoothAddress) -> (product: String, keys: AccessoryKeys)? {
+        records.index(forKey: id).map { (records.values[$0].product, records.values[$0].keys) }
+    }
+
+    /// Where an accessory was last followed to without a key.
+    @inlinable @inline(__always)
+    public func followedAddress(of id: BluetoothAddress) -> BluetoothAddress? {
+        records.index(forKey: id).flatMap { records.values[$0].followedAddress }
+    }
+
+    /// The accessory last followed to `address` without a key. One with an IRK is resolved by
+    /// it instead: an address its key does not resolve is not its own.
+    @inlinable @inline(__always)
+    public func accessory(followedTo address: BluetoothAddress) -> BluetoothAddress? {
+        guard let id = followedIndex[address], let index = records.index(forKey: id) else { return nil }
+        return records.values[index].followedAddress == address && records.values[index].keys.irk == nil ? id : nil
+    }
+
     /// All accessory state objects, sorted by id (`bridge/accessories`); empty until activated.
     public var statuses: [AccessoryStatus] {
         accessories.compactMap { status(of: $0.id) }
@@ -158,6 +197,7 @@ public struct BridgeEngine: Sendable {
     }
 
     /// The presented picker, nil when idle.
+    @inlinable @inline(__always)
     public var picker: Picker? { session.picker }
 
     /// The earliest time a `.tick` has work (debounce, picker timeout, availability and room
@@ -190,9 +230,18 @@ public struct BridgeEngine: Sendable {
             worn: configuration?.devicePlacement?.isWorn,
             filter: PlacementFilter(debounceMilliseconds: debounce, committed: configuration?.devicePlacement),
             tracker: SourceTracker(sources: configuration?.sources ?? []),
+            product: accessory.product,
             hardware: product?.hardware ?? .inEarBud,
             hardwareCapabilities: product?.capabilities ?? [],
             autoRegister: product?.autoRegister ?? false)
+    }
+
+    /// Records where an accessory was followed to (nil: nowhere), keeping ``followedIndex`` in step.
+    mutating func setFollowedAddress(_ id: BluetoothAddress, _ address: BluetoothAddress?) {
+        guard let index = records.index(forKey: id) else { return }
+        if let old = records.values[index].followedAddress, followedIndex[old] == id { followedIndex[old] = nil }
+        records.values[index].followedAddress = address
+        if let address { followedIndex[address] = id }
     }
 
     mutating func emit(_ output: EngineOutput) {

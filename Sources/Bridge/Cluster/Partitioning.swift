@@ -14,6 +14,8 @@ struct Partitioning: Sendable, Hashable {
     /// first, modulo ``count``. The identity address never rotates, so an accessory stays in
     /// its partition for life.
     func partition(of accessory: BluetoothAddress) -> Int {
+        // A single bridge is one partition: asked for every output, it needs no hash.
+        guard count > 1 else { return 0 }
         var hash = Self.offsetBasis
         for shift in stride(from: 40, through: 0, by: -8) {
             hash = Self.mix(hash, UInt8(truncatingIfNeeded: accessory.rawValue >> UInt64(shift)))

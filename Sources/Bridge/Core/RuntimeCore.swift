@@ -12,32 +12,87 @@ import Storage
 ///   anyone, and the accessory's next report restores what a crash loses.
 /// Storage is reached through ``StorageWorker``, never on the cooperative pool.
 final class RuntimeCore {
-    private(set) var engine: BridgeEngine
+    /// The engine, which only this stage changes; ``view`` is how the others read it.
+    private let holder: EngineHolder
+    let view: EngineView
     let storage: StorageWorker
     private let diagnostics: Diagnostics
     /// Registration changes caused by telemetry, latest per accessory.
     private var deferredRegistrations: [BluetoothAddress: Registration] = [:]
 
-    /// In a cluster, what this instance owns: it writes only its own accessories' rows. The engine holds every accessory of the cluster (to recognise them), and its
+    /// What this instance owns: it writes only its own accessories' rows (a single bridge owns
+    /// them all). In a cluster the engine holds every accessory (to recognise them), and its
     /// ticks change accessories other instances own (their availability expires here, unheard);
     /// those changes stay in this engine's memory and are never stored. Requests are not
     /// filtered: the runtime hands this instance only the requests it answers.
-    var ownership: ClusterOwnership?
+    private let ownership: Ownership
 
     /// How long deferred telemetry writes wait to be committed together.
     static let deferredCommitMilliseconds: Int64 = 50
 
-    init(engine: BridgeEngine, storage: StorageWorker, diagnostics: Diagnostics) {
-        self.engine = engine
+    init(engine: BridgeEngine, storage: StorageWorker, diagnostics: Diagnostics, ownership: Ownership) {
+        holder = EngineHolder(engine)
+        view = EngineView(holder)
         self.storage = storage
         self.diagnostics = diagnostics
+        self.ownership = ownership
+    }
+
+    /// Engine work, as ``perform(_:at:)`` takes it.
+    enum Work {
+        /// Start the session (its writes committed before anything is published).
+        case activate
+        /// A sighting, a report or a `/set` update (`context` names it in a storage error).
+        case telemetry(EngineInput, context: StaticString)
+        /// Whatever is due now.
+        case tick
+        /// A request, committed before it is answered.
+        case request(Request, name: String)
+        /// State another cluster instance stored (``reload(_:from:routes:at:)``).
+        case reload([BluetoothAddress], from: RestoredState, routes: [BluetoothAddress: BluetoothAddress])
+        /// End the session (shutdown).
+        case invalidate
+    }
+
+    /// What one piece of work came to: the outputs to carry out (none when what they say
+    /// could not be stored), a request's result, and the storage error when the work's own
+    /// commit failed (a request is then answered `unknown`; an activation stops the bridge).
+    struct Outcome {
+        var outputs: [EngineOutput] = []
+        var result: RequestResult?
+        var notStored: StorageError?
+    }
+
+    /// Runs `work` on the engine with its commit policy.
+    @inline(__always)
+    func perform(_ work: Work, at now: Timestamp) async -> Outcome {
+        switch work {
+        case .activate:
+            switch await activate(at: now) {
+            case .success(let outputs): return Outcome(outputs: outputs)
+            case .failure(let error): return Outcome(notStored: error)
+            }
+        case .telemetry(let input, let context):
+            return Outcome(outputs: await handleTelemetry(input, at: now, context: context))
+        case .tick:
+            return Outcome(outputs: await tick(at: now))
+        case .request(let request, let name):
+            switch await handleRequest(request, name: name, at: now) {
+            case .committed(let step): return Outcome(outputs: step.outputs, result: step.result)
+            case .notStored(let error): return Outcome(notStored: error)
+            }
+        case .reload(let ids, let stored, let routes):
+            return Outcome(outputs: reload(ids, from: stored, routes: routes, at: now))
+        case .invalidate:
+            return Outcome(outputs: await invalidate(at: now) ?? [])
+        }
     }
 
     /// Whether telemetry writes wait for ``flushDeferredWrites()``.
     var hasDeferredWrites: Bool { !deferredRegistrations.isEmpty }
 
     /// The next time the engine has something due (debounce, availability, picker timeout).
-    var nextDeadline: Timestamp? { engine.nextDeadline }
+    var nextDeadline: Timestamp? { holder.engine.nextDeadline }
 
     /// Starts the session; the migration's writes are committed before anything is published.
     /// - Returns: the outputs to publish, or the error when they could not be stored. The
@@ -45,7 +100,7 @@ final class RuntimeCore {
     ///   the session must not go on: its accessories would not be on disk, and every later
     ///   write that refers to them would fail (the runtime stops, ``BridgeRuntime/run(signals:)``).
     func activate(at now: Timestamp) async -> Result<[EngineOutput], StorageError> {
-        let step = engine.handle(.activate, at: now)
+        let step = holder.engine.handle(.activate, at: now)
         if let error = await storage.apply(Self.writes(in: step.outputs)) { return .failure(error) }
         return .success(step.outputs)
     }
@@ -53,7 +108,7 @@ final class RuntimeCore {
     /// Ends the session (`invalidated`) after committing what telemetry left deferred.
     func invalidate(at now: Timestamp) async -> [EngineOutput]? {
         await flushDeferredWrites(at: now, context: "shutdown")
-        let step = engine.handle(.invalidate, at: now)
+        let step = holder.engine.handle(.invalidate, at: now)
         return await commit(step.outputs, context: "shutdown") ? step.outputs : nil
     }
 
@@ -61,7 +116,7 @@ final class RuntimeCore {
     /// its registration writes deferred.
     func handleTelemetry(_ input: EngineInput, at now: Timestamp, context: StaticString) async -> [EngineOutput] {
         let start = ContinuousClock.now
-        let step = engine.handle(input, at: now)
+        let step = holder.engine.handle(input, at: now)
         let stored = await deferWrites(step.outputs, at: now, context: context)
         if step.outputs.contains(where: { if case .decision = $0 { true } else { false } }) {
             diagnostics.decisionLatency.observe(ContinuousClock.now - start)
@@ -71,8 +126,8 @@ final class RuntimeCore {
 
     /// Whatever is due in the engine at `now` (nothing when nothing is).
     func tick(at now: Timestamp) async -> [EngineOutput] {
-        guard let deadline = engine.nextDeadline, deadline <= now else { return [] }
-        let step = engine.handle(.tick, at: now)
+        guard let deadline = holder.engine.nextDeadline, deadline <= now else { return [] }
+        let step = holder.engine.handle(.tick, at: now)
         return await deferWrites(step.outputs, at: now, context: "tick") ? step.outputs : []
     }
 
@@ -84,7 +139,7 @@ final class RuntimeCore {
     }
 
     func handleRequest(_ request: Request, name: String, at now: Timestamp) async -> RequestOutcome {
-        var candidate = engine
+        var candidate = holder.engine
         let step = candidate.handle(.request(request, role: .container), at: now)
         // Telemetry's deferred writes first, so the request's come after them on disk. If
         // they fail, the request is still tried on its own (its writes supersede them).
@@ -94,7 +149,7 @@ final class RuntimeCore {
             return .notStored(error)
         }
         dropDeferredWrites(supersededBy: step.outputs)
-        engine = candidate
+        holder.engine = candidate
         return .committed(step)
     }
 
@@ -127,7 +182,7 @@ final class RuntimeCore {
     /// so the order on disk is the order of the changes.
     /// - Returns: false when that immediate commit failed (nothing is published then).
     private func deferWrites(_ outputs: [EngineOutput], at now: Timestamp, context: StaticString) async -> Bool {
-        let outputs = ownership.map { ownership in outputs.filter { Self.accessory(writtenBy: $0).map(ownership.owns) ?? true } } ?? outputs
+        let outputs = ownership.ownsEverything ? outputs : outputs.filter { Self.accessory(writtenBy: $0).map(ownership.owns) ?? true }
         var immediate = false
         for case .storage(let write) in outputs {
             if case .upsertRegistration = write { continue }
@@ -173,7 +228,7 @@ final class RuntimeCore {
         _ ids: [BluetoothAddress], from stored: RestoredState, routes: [BluetoothAddress: BluetoothAddress] = [:], at now: Timestamp
     ) -> [EngineOutput] {
         guard !ids.isEmpty else { return [] }
-        return engine.handle(.reload(stored, ids: ids, routes: routes), at: now).outputs
+        return holder.engine.handle(.reload(stored, ids: ids, routes: routes), at: now).outputs
     }
 
     /// Forgets the deferred writes of accessories this instance no longer owns: their new

@@ -2,16 +2,13 @@ import Configuration
 import HTTPServer
 import JSON
 
-/// The runtime's side of the HTTP server, used from the loop only: the server, the console's
-/// event streams, and the reply of the HTTP request being handled.
+/// The runtime's side of the HTTP server, used from the loop only (``HTTPComponent``): the
+/// server and the console's event streams.
 final class HTTPConsole {
     let server: HTTPServer
     let frontDoor: HTTPFrontDoor
     /// The console's open event streams (a closed one is dropped at the next send).
     private(set) var streams: [EventStream] = []
-    /// The answer owed to the HTTP request the loop is handling now (``BridgeRuntime/respond``
-    /// gives it the response instead of `bridge/response/<name>`).
-    var pendingReply: HTTPReply?
     /// `<base>/`: streams carry topics relative to it.
     private let basePrefix: String
 

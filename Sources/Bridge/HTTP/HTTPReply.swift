@@ -1,5 +1,6 @@
 import Dispatch
 import HTTPServer
+import JSON
 import Synchronization
 
 /// The answer to one ``HTTPCall``: the loop fills it in, the connection's thread waits for
@@ -23,5 +24,22 @@ final class HTTPReply: Sendable {
             if stopping() { return nil }
         }
         return nil
+    }
+}
+
+extension HTTPReply {
+    /// A request's answer as the console's request API gives it: `body` (the response payload
+    /// `bridge/response/<name>` would carry) with the status its result says, or `status`
+    /// (421 for a request another instance of the cluster answers).
+    func answer(_ result: Result<JSONValue, ResponseError>, body: JSONValue, status: Int? = nil) {
+        let code: Int
+        switch result {
+        case .success: code = 200
+        case .failure(let error) where error.code == "invalidRequest": code = 400
+        case .failure(let error) where error.code == "unknown": code = 500
+        // The request was understood but the bridge's state refuses it (not a candidate, not capable, ...).
+        case .failure: code = 409
+        }
+        answer(.full(status: status ?? code, contentType: "application/json", body: body.bytes, headers: []))
     }
 }

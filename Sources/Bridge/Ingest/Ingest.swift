@@ -9,31 +9,24 @@ import Telemetry
 ///
 /// It owns everything needed to understand a message before the engine sees it: the topic
 /// routes (classified once, by ``TopicRouter``), the gateway parsers, the resolution of
-/// private addresses to identities, the placement decoders of the products, which product
-/// each known accessory is, and the gateways heard so far. It never touches the engine,
-/// storage or the network; ``BridgeRuntime`` hands its ``IngestOutcome`` on.
+/// private addresses to identities, the placement decoders of the products, and the gateways
+/// heard so far. What the engine knows (which product each accessory is, its keys, where it
+/// was followed to, whether the picker is presented) it reads through ``EngineView``, never
+/// from a copy. It never changes the engine, storage or the network; ``BridgeRuntime`` hands
+/// its ``IngestOutcome`` on.
 struct Ingest {
     let router: TopicRouter
-    /// Resolves private addresses with the accessories' IRKs (and remembers the answers).
+    private let engine: EngineView
+    /// Resolves private addresses with the accessories' IRKs (and remembers the answers);
+    /// built again when the engine's keys change (``applied(_:)``).
     private var resolver: AddressResolver<BluetoothAddress>
-    /// Each accessory's keys, as the engine holds them (``track(_:)``).
-    private var keys: [BluetoothAddress: AccessoryKeys] = [:]
     /// Follows rotations of accessories without an IRK, when `identity.follow` is on.
     private var follower: RotationFollower
     private let follows: Bool
-    /// The address each accessory was followed to without a key, and back.
-    private var followed: [BluetoothAddress: BluetoothAddress] = [:]
-    private var followedAddress: [BluetoothAddress: BluetoothAddress] = [:]
     private let decoders: [String: PlacementDecoder]
     private let hardware: [String: HardwareType]
-    /// The product of each known accessory, kept in step with the engine's outputs
-    /// (``track(_:)``), so a sighting is decoded without asking the engine.
-    private(set) var products: [BluetoothAddress: String] = [:]
     /// The configured gateway entries and the gateways heard through each (`bridge/gateways`).
     private(set) var gateways: GatewayTracker
-    /// Whether the engine's picker is presented (``track(_:)``): only then is an unknown
-    /// advertiser's proximity-pairing model decoded, to name its candidate.
-    private var pickerPresented = false
     /// Proximity-pairing model identifiers already logged as unknown (at most ``unknownModelsKept``).
     private var unknownModels: Set<UInt16> = []
     private static let unknownModelsKept = 64
@@ -41,11 +34,11 @@ struct Ingest {
     private let homeAssistant: HomeAssistantDiscovery?
 
     /// - Parameter homeAssistant: discovery, when `homeassistant.enabled` (its birth message).
-    init(configuration: BridgeConfiguration, topics: Topics, homeAssistant: HomeAssistantDiscovery?) {
-        router = TopicRouter(configuration: configuration, topics: topics)
+    init(configuration: BridgeConfiguration, router: TopicRouter, engine: EngineView, homeAssistant: HomeAssistantDiscovery?) {
+        self.router = router
+        self.engine = engine
         gateways = GatewayTracker(configuration: configuration)
-        // The keys come from the engine at ``know(_:keys:followed:)`` (stored ones, and the file's).
-        resolver = AddressResolver(keys: [])
+        resolver = AddressResolver(keys: Self.irks(engine.keys))
         follower = RotationFollower(availabilityMilliseconds: configuration.switching.availabilityTimeoutSeconds * 1000)
         follows = configuration.identity.follow
         decoders = Dictionary(configuration.products.map { ($0.name, $0.placementDecoder) }, uniquingKeysWith: { first, _ in first })
@@ -53,59 +46,31 @@ struct Ingest {
         self.homeAssistant = homeAssistant
     }
 
-    /// Learns the accessories the engine knows, their keys and where they were followed to
-    /// (at activation).
-    mutating func know(
-        _ statuses: [AccessoryStatus], keys: [BluetoothAddress: AccessoryKeys], followed: [BluetoothAddress: BluetoothAddress]
-    ) {
-        for status in statuses { products[status.accessory.id] = status.accessory.product }
-        self.keys = keys
-        for (id, address) in followed where keys[id]?.irk == nil { follow(id, to: address) }
-        resolveWithCurrentKeys()
-    }
-
-    /// Where accessories were followed to as storage holds it (another cluster instance
-    /// followed them: engine outputs do not carry a followed address).
-    mutating func adoptFollowed(_ followed: [BluetoothAddress: BluetoothAddress]) {
-        for (id, address) in followed where keys[id]?.irk == nil { follow(id, to: address) }
-    }
-
-    /// Keeps ``products`` and the keys in step with accessories added, changed and removed.
-    mutating func track(_ outputs: [EngineOutput]) {
+    /// What an engine step changed that Ingest's own state follows: the resolver takes new
+    /// keys (which forgets its cache), and an accessory removed, or given an IRK, is no longer
+    /// followed.
+    mutating func applied(_ outputs: [EngineOutput]) {
         var keysChanged = false
         for output in outputs {
             switch output {
-            case .accessoryChanged(let status): products[status.accessory.id] = status.accessory.product
             case .accessoryRemoved(let id):
-                products[id] = nil
-                if keys.removeValue(forKey: id) != nil { keysChanged = true }
-                if let address = followedAddress.removeValue(forKey: id) { followed[address] = nil }
                 follower.forget(id)
-            case .pickerChanged(let picker):
-                pickerPresented = picker != nil
+                if resolver.keys.contains(where: { $0.0 == id }) { keysChanged = true }
             case .keysChanged(let id, let new):
-                keys[id] = new.isEmpty ? nil : new
                 keysChanged = true
                 // With an IRK its addresses are resolved, not followed.
                 if new.irk != nil { follower.forget(id) }
             default: break
             }
         }
-        if keysChanged { resolveWithCurrentKeys() }
+        if keysChanged { resolver.keys = Self.irks(engine.keys) }
     }
 
-    /// Gives the resolver the IRKs held now (which forgets its cache).
-    private mutating func resolveWithCurrentKeys() {
-        resolver.keys = keys.sorted { $0.key < $1.key }.compactMap { id, keys in
+    /// The IRKs among `keys`, in a stable order.
+    private static func irks(_ keys: [BluetoothAddress: AccessoryKeys]) -> [(BluetoothAddress, IdentityResolvingKey)] {
+        keys.sorted { $0.key < $1.key }.compactMap { id, keys in
             keys.irk.flatMap { IdentityResolvingKey(bytes: $0.bytes) }.map { (id, $0) }
         }
-    }
-
-    /// Records that `id` now advertises from `address` (a followed rotation).
-    private mutating func follow(_ id: BluetoothAddress, to address: BluetoothAddress) {
-        if let old = followedAddress[id] { followed[old] = nil }
-        followed[address] = id
-        followedAddress[id] = address
     }
 
     /// Decides what one message is and what it asks for. Nothing here throws: malformed
@@ -118,15 +83,13 @@ struct Ingest {
         case .set(let id):
             if message.retain { return refusedRetained(message.topic) }
             return set(id: id, payload: message.payload, at: now)
-        case .pairing:
-            if message.retain { return refusedRetained(message.topic) }
-            return IngestOutcome(.pairing(PairingForm.decode(message.payload)))
         case .homeAssistantStatus:
             guard let homeAssistant, homeAssistant.isBirthMessage(message.payload) else { return IngestOutcome() }
             return IngestOutcome(.homeAssistantBirth)
         case .gateway(let index, _):
             return telemetry(message, parser: router.parsers[index], entry: index, at: now)
-        case .unrouted:
+        case .unrouted, .pairing, .cluster:
+            // A component's topics go to the component (BridgeRuntime), never here.
             return IngestOutcome()
         }
     }
@@ -135,12 +98,13 @@ struct Ingest {
     /// restart): refuse it, and say how to clear it.
     private func refusedRetained(_ topic: String) -> IngestOutcome {
         var outcome = IngestOutcome()
-        outcome.notice = (
-            .warning,
-            "ignored a retained message on \(topic): publish requests without retain "
-                + "(clear it with: mosquitto_pub -r -n -t '\(topic)')"
-        )
+        outcome.notice = (.warning, Self.retainedRefusal(topic))
         return outcome
+    }
+
+    /// The warning for a retained request (also the pairing form's, for its topic).
+    static func retainedRefusal(_ topic: String) -> String {
+        "ignored a retained message on \(topic): publish requests without retain (clear it with: mosquitto_pub -r -n -t '\(topic)')"
     }
 
     static func request(name: String, payload: [UInt8]) -> IncomingRequest {
@@ -162,7 +126,7 @@ struct Ingest {
     /// `accessory/<ID>/set`: the extension role. Same update rules as native telemetry; a
     /// container-role operation (register) here is refused by the engine with `invalidRequest`.
     private func set(id text: Substring, payload: [UInt8], at now: Timestamp) -> IngestOutcome {
-        guard let id = BluetoothAddress(text), products[id] != nil else {
+        guard let id = BluetoothAddress(text), engine.knows(id) else {
             var outcome = IngestOutcome()
             outcome.rejection = ("set", "accessory/\(text)/set names no known accessory")
             return outcome
@@ -184,18 +148,22 @@ struct Ingest {
         switch parser.parse(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds) {
         case .advertisement(let advertisement):
             var outcome = IngestOutcome()
-            var (identity, attribution) = attribute(advertisement, at: now, outcome: &outcome)
+            var attributed = attribute(advertisement, at: now, outcome: &outcome)
             // With an encryption key the end of the proximity payload must decrypt consistently
             // (identity.md, Keys); a rotating address whose payload does not is not this
             // accessory's. Its own address stays its own, with the clear 10 % levels.
             var decrypted: DecryptedProximityStatus?
-            if let key = keys[identity]?.encryptionKey, let pairing = advertisement.appleProximityPairing,
+            if let key = attributed.advertiser?.keys.encryptionKey, let pairing = advertisement.appleProximityPairing,
                 pairing.encryptedPayload != nil
             {
                 decrypted = pairing.decrypted(with: key)
-                if decrypted == nil && attribution != .address { (identity, attribution) = (advertisement.address, .address) }
+                if decrypted == nil && attributed.how != .address {
+                    let address = advertisement.address
+                    attributed = Attribution(address, .address, engine.advertiser(address))
+                }
             }
-            let product = products[identity]
+            let (identity, attribution) = (attributed.id, attributed.how)
+            let product = attributed.advertiser?.product
             let decoder = product.flatMap { decoders[$0] } ?? .none
             var sighting = advertisement.sighting(identity: identity, decoder: decoder, hardware: product.flatMap { hardware[$0] })
             if decoder == .appleProximity, sighting.decoded != nil, sighting.decoded?.model == nil {
@@ -206,7 +174,7 @@ struct Ingest {
             if let battery = decrypted?.battery, sighting.decoded != nil { sighting.decoded?.battery = battery }
             if product != nil {
                 readFastPair(advertisement, of: identity, into: &sighting, outcome: &outcome)
-            } else if pickerPresented, let model = advertisement.appleProximityPairing?.modelName {
+            } else if engine.isPickerPresented, let model = advertisement.appleProximityPairing?.modelName {
                 // A candidate of the shipped "AirPods or Beats" is shown as what it is.
                 sighting.decoded = AdvertisementSighting.Decoded(model: model)
             }
@@ -217,7 +185,7 @@ struct Ingest {
             var outcome = IngestOutcome()
             if let gateway = report.gateway { outcome.gatewaysChanged = gateways.seen(gateway, through: entry, at: now) }
             let id = report.accessory
-            guard products[id] != nil else {
+            guard engine.knows(id) else {
                 outcome.rejection = (report.gateway ?? parser.name, "telemetry for unknown accessory \(id)")
                 return outcome
             }
@@ -233,7 +201,7 @@ struct Ingest {
         case .trackerOffline, .ignored:
             return IngestOutcome()
         case .rejected(let rejection):
-            if let accessory = rejection.accessory, products[accessory] != nil {
+            if let accessory = rejection.accessory, engine.knows(accessory) {
                 return invalidUpdate(accessory, rejection: rejection, source: rejection.gateway ?? parser.name)
             }
             var outcome = IngestOutcome()
@@ -289,35 +257,55 @@ struct Ingest {
     /// the address; the address is one the accessory was followed to; it is the accessory's
     /// own; or (for proximity pairing) the follower recognises a rotation now. Otherwise the
     /// address stands for itself (a picker candidate, or nobody).
+    /// - Returns: the accessory (or the address itself), how it was found, and the accessory's
+    ///   product and keys when it is a known one (looked up once for the whole message).
     private mutating func attribute(
         _ advertisement: Advertisement, at now: Timestamp, outcome: inout IngestOutcome
-    ) -> (BluetoothAddress, IdentityAttribution) {
+    ) -> Attribution {
         let address = advertisement.address
-        if let id = resolver.resolve(address) { return (id, .irk) }
-        let known: (BluetoothAddress, IdentityAttribution)? =
-            followed[address].map { ($0, .followed) } ?? (products[address] != nil ? (address, .address) : nil)
+        if let id = resolver.resolve(address) { return Attribution(id, .irk, engine.advertiser(id)) }
+        var known: Attribution?
+        if let id = engine.accessory(followedTo: address) {
+            known = Attribution(id, .followed, engine.advertiser(id))
+        } else if let advertiser = engine.advertiser(address) {
+            known = Attribution(address, .address, advertiser)
+        }
         // The follower is mutated in place (a local copy would copy its tables on every sighting).
         guard follows, follower.isTracking || known != nil, let pairing = advertisement.appleProximityPairing else {
-            return known ?? (address, .address)
+            return known ?? Attribution(address, .address, nil)
         }
-        if let (id, attribution) = known {
-            if keys[id]?.irk == nil {
-                follower.heard(id, at: address, profile: .init(pairing), gateway: advertisement.gateway, now: now)
+        if let known {
+            if known.advertiser?.keys.irk == nil {
+                follower.heard(known.id, at: address, profile: .init(pairing), gateway: advertisement.gateway, now: now)
             }
-            return (id, attribution)
+            return known
         }
         switch follower.unknown(address, profile: .init(pairing), gateway: advertisement.gateway, now: now) {
         case .follow(let id):
-            let previous = followedAddress[id] ?? id
-            follow(id, to: address)
+            // The engine records the new address when it takes the sighting.
+            let previous = engine.followedAddress(of: id) ?? id
             outcome.notice = (.info, "followed accessory \(id) from \(previous) to \(address) (no IRK: same model, colour and battery)")
-            return (id, .followed)
+            return Attribution(id, .followed, engine.advertiser(id))
         case .ambiguous(let message):
             outcome.notice = (.warning, message)
         case .none:
             break
         }
-        return (address, .address)
+        return Attribution(address, .address, nil)
+    }
+
+    /// Who an advertisement counts for (``attribute(_:at:outcome:)``).
+    private struct Attribution {
+        var id: BluetoothAddress
+        var how: IdentityAttribution
+        /// The known accessory's product and keys (nil: the address is nobody's).
+        var advertiser: (product: String, keys: AccessoryKeys)?
+
+        init(_ id: BluetoothAddress, _ how: IdentityAttribution, _ advertiser: (product: String, keys: AccessoryKeys)?) {
+            self.id = id
+            self.how = how
+            self.advertiser = advertiser
+        }
     }
 
     /// Invalid content for a known accessory: an `invalidRequest` update error (through the

@@ -11,8 +11,6 @@ struct IngestOutcome {
         /// republished when it has not been for a while (a sighting that changed nothing).
         case telemetry(EngineInput, context: StaticString, refresh: BluetoothAddress?)
         case request(IncomingRequest)
-        /// A `bridge/pairing/set` message (the pairing form).
-        case pairing(PairingForm.Command)
         /// Home Assistant announced itself: republish discovery and state (after a delay).
         case homeAssistantBirth
     }

@@ -1,3 +1,5 @@
+import AccessoryKit
+
 /// What an incoming topic is for, decided once when the message arrives (by ``TopicRouter``
 /// in ``RuntimeInbox``) and carried with it to ``Ingest``.
 enum IngestRoute: Sendable, Hashable {
@@ -5,8 +7,11 @@ enum IngestRoute: Sendable, Hashable {
     case request(name: String)
     /// `<base>/accessory/<ID>/set`, the extension role (the ID as written in the topic).
     case set(accessory: Substring)
-    /// `<base>/bridge/pairing/set`: the pairing form behind Home Assistant's Pair button.
+    /// `<base>/bridge/pairing/set`: the pairing form behind Home Assistant's Pair button
+    /// (``PairingFormComponent``).
     case pairing
+    /// A topic cluster mode mirrors from the broker (``ClusterComponent``).
+    case cluster(ClusterTopic)
     /// Home Assistant's birth/last-will topic.
     case homeAssistantStatus
     /// Telemetry (or, with `status`, the status topic: `online`/`offline`) of the gateway
@@ -15,7 +20,26 @@ enum IngestRoute: Sendable, Hashable {
     /// Nothing configured listens to this topic (a subscription overlap, or a stray message).
     case unrouted
 
+    /// What a cluster instance reads of what the broker holds.
+    enum ClusterTopic: Sendable, Hashable {
+        /// `<base>/bridge/state` (a peer's will says `offline` there).
+        case bridgeState
+        /// `<base>/accessory/<ID>`, whichever instance published it.
+        case accessoryState(BluetoothAddress)
+        /// `<base>/source/<ID>/route`, whichever instance published it.
+        case sourceRoute(BluetoothAddress)
+    }
+
     var isRequest: Bool { if case .request = self { true } else { false } }
+
+    /// The component claim that routes this topic (nil: the stages' own).
+    var claim: TopicClaim? {
+        switch self {
+        case .pairing: .pairingForm
+        case .cluster: .clusterMirrors
+        case .request, .set, .homeAssistantStatus, .gateway, .unrouted: nil
+        }
+    }
 
     /// Messages sent once and never repeated: requests, `/set` updates (a `source_disconnected`
     /// is not said again), Home Assistant's status and a gateway's status (its will says
@@ -25,7 +49,7 @@ enum IngestRoute: Sendable, Hashable {
         switch self {
         case .request, .set, .pairing, .homeAssistantStatus: true
         case .gateway(_, let status): status
-        case .unrouted: false
+        case .cluster, .unrouted: false
         }
     }
 

@@ -6,33 +6,33 @@ import MQTT
 
 /// The third stage: turns engine outputs into the MQTT messages of mqtt-api.md.
 ///
-/// It owns everything about what was published: each accessory's last state (and when),
+/// It owns everything about what it published: each accessory's last state (and when),
 /// availability and routes, the serialized state objects reused for `bridge/accessories`,
-/// and Home Assistant discovery. It reads the engine (names, statuses) but never changes
-/// it, and publishes through ``MQTTPublishing``, so it runs the same against the real
-/// client and an in-memory one.
+/// and Home Assistant discovery. It reads the engine (names, statuses) through
+/// ``EngineView`` but never changes it, and publishes through ``MQTTPublishing``, so it runs
+/// the same against the real client and an in-memory one.
 final class Publisher {
     let connection: any MQTTPublishing
     let topics: Topics
     let payloads: Payloads
     private let diagnostics: Diagnostics
+    private let engine: EngineView
     /// Home Assistant discovery, when `homeassistant.enabled`.
     private var homeAssistant: HomeAssistantDiscoveryTracker?
     let info: BridgeInfo
     /// Sees every publication (the HTTP console's event streams), when set.
     var mirror: ((String, [UInt8]) -> Void)?
     let startedAt: Timestamp
-    /// In a cluster, what this instance holds (nil: a single bridge publishes everything).
-    /// Only the owner of an accessory publishes its topics, only the holder of partition 0
-    /// the bridge's; every accessory's state, decision and response carries the instance and
-    /// its partition's epoch (docs/scaling.md).
-    var ownership: ClusterOwnership?
-    /// In a cluster: every accessory's state as the broker has it (`<base>/accessory/+`),
-    /// whichever instance published it, for `bridge/accessories`.
-    private var mirroredStates: [BluetoothAddress: [UInt8]] = [:]
-    /// In a cluster: each source's route as the broker holds it (`<base>/source/+/route`,
-    /// whoever published it), source -> the accessory it goes to; absent for `fallback`.
-    var mirroredRoutes: [BluetoothAddress: BluetoothAddress] = [:]
+    /// What this instance owns: only the owner of an accessory publishes its topics, only the
+    /// holder of partition 0 the bridge's; in a cluster every accessory's state, decision and
+    /// response carries the instance and its partition's epoch (docs/scaling.md). A single
+    /// bridge owns everything and stamps nothing.
+    private let ownership: Ownership
+    /// The states this bridge published, for `bridge/accessories` (unless ``listing`` is
+    /// another's) and for reusing a state's text.
+    private let published = PublishedStates()
+    /// What `bridge/accessories` lists: ``published``, or in a cluster every instance's states.
+    private let listing: any AccessoryListing
 
     /// When each accessory's retained state was last published. Sightings only refresh
     /// `rssi`/`gateway`/`last_seen` inside the engine; the state is republished for them at
@@ -40,11 +40,6 @@ final class Publisher {
     /// message per advertisement.
     private var statePublishedAt: [BluetoothAddress: Timestamp] = [:]
     static let stateRefreshMilliseconds: Int64 = 30_000
-    /// Each accessory's state object as last published on its topic, which is what
-    /// `bridge/accessories` lists. A 64-bit hash of the state stands for the state (a copy
-    /// per accessory would double the memory the states take): a state published again
-    /// unchanged reuses its text.
-    private var serializedStatuses: [BluetoothAddress: (hash: Int, bytes: [UInt8])] = [:]
     /// The availability last published per accessory: the engine reports only changes, so an
     /// accessory added while the bridge runs would otherwise have no availability topic.
     private var publishedAvailability: [BluetoothAddress: Bool] = [:]
@@ -53,7 +48,7 @@ final class Publisher {
     private var publishedRoutes: [BluetoothAddress: JSONValue] = [:]
     /// `bridge/accessories` is out of date; it is republished when next due (once for a
     /// burst of changes, not once per change).
-    private(set) var accessoriesDirty = false
+    var accessoriesDirty: Bool { listing.changed }
     /// Until the first connection (nil after): what was published before it, held. The first
     /// ``publishEverything(at:engine:gateways:)`` publishes every retained topic's current
     /// state, so a retained message before it would go out twice (and ahead of `bridge/state`
@@ -61,12 +56,18 @@ final class Publisher {
     /// go out right after `online`, in their order.
     private var heldUntilConnected: [(topic: String, payload: [UInt8], retain: Bool)]? = []
 
+    /// - Parameter listing: what `bridge/accessories` lists when it is not the states this
+    ///   bridge published (a cluster's, ``MirroredStates``).
     init(
-        connection: any MQTTPublishing, configuration: BridgeConfiguration, topics: Topics,
-        homeAssistant: HomeAssistantDiscovery?, diagnostics: Diagnostics, startedAt: Timestamp
+        connection: any MQTTPublishing, configuration: BridgeConfiguration, topics: Topics, engine: EngineView,
+        ownership: Ownership, listing: (any AccessoryListing)? = nil, homeAssistant: HomeAssistantDiscovery?,
+        diagnostics: Diagnostics, startedAt: Timestamp
     ) {
         self.connection = connection
         self.topics = topics
+        self.engine = engine
+        self.ownership = ownership
+        self.listing = listing ?? published
         self.diagnostics = diagnostics
         self.startedAt = startedAt
         payloads = Payloads(
@@ -86,16 +87,16 @@ final class Publisher {
 
     // MARK: - Engine outputs
 
-    func publish(_ outputs: [EngineOutput], at now: Timestamp, engine: BridgeEngine) {
-        for output in outputs { publish(output, at: now, engine: engine) }
+    func publish(_ outputs: [EngineOutput], at now: Timestamp) {
+        for output in outputs { publish(output, at: now) }
     }
 
-    private func publish(_ output: EngineOutput, at now: Timestamp, engine: BridgeEngine) {
-        guard publishes(output) else { return }
+    private func publish(_ output: EngineOutput, at now: Timestamp) {
+        guard ownership.publishes(output) else { return }
         switch output {
         case .event(let event):
             enqueue(topics.bridgeEvent, payloads.event(event, at: now).bytes)
-            if event.type == .activated || event.type == .invalidated { publishInfo(engine: engine) }
+            if event.type == .activated || event.type == .invalidated { publishInfo() }
         case .pickerChanged(let picker):
             publishRetained(topics.bridgePicker, payloads.picker(picker))
             // The "Candidate" select offers only what its discovery lists.
@@ -106,35 +107,28 @@ final class Publisher {
             if publishedAvailability[status.accessory.id] == nil {
                 publishAvailability(status.accessory.id, status.available)
             }
-            accessoriesDirty = true
+            published.markChanged()
             // Discovery only when what Home Assistant shows changed (name, capabilities,
             // battery parts), not on every RSSI or placement change.
             if let device = homeAssistant?.changed(status) { publishRetained(device.topic, device.payload) }
         case .accessoryRemoved(let id):
             statePublishedAt[id] = nil
-            serializedStatuses[id] = nil
+            published.removed(id)
             publishedAvailability[id] = nil
             // An empty retained payload clears the topic on the broker.
             enqueue(topics.accessory(id), [], retain: true)
             enqueue(topics.availability(id), [], retain: true)
             if let discoveryTopic = homeAssistant?.removed(id) { enqueue(discoveryTopic, [], retain: true) }
-            accessoriesDirty = true
         case .availabilityChanged(let id, let available):
             publishAvailability(id, available)
         case .registrationChanged:
             // The accessory's state object (accessoryChanged) carries the registration.
-            accessoriesDirty = true
+            published.markChanged()
         case .routeChanged(let change):
             let name = change.target.accessory.flatMap { engine.status(of: $0)?.accessory.displayName }
             let payload = payloads.route(change, accessoryName: name, at: now)
             publishedRoutes[change.source] = payload
-            // In a cluster, a source two instances' accessories list may already go to the
-            // other's accessory (each engine hears only its own): this instance's release must
-            // not put that route back to `fallback`. Its decision still says the release.
-            if let ownership, change.target == .fallback, let current = mirroredRoutes[change.source], !ownership.owns(current) {
-                break
-            }
-            if ownership != nil { mirroredRoutes[change.source] = change.target.accessory }
+            guard !ownership.leavesRoute(change) else { break }
             publishRetained(topics.sourceRoute(change.source), stamped(payload, for: change.target.accessory ?? change.previous.accessory))
         case .decision(let decision):
             diagnostics.counters.decisions += 1
@@ -165,14 +159,14 @@ final class Publisher {
 
     /// Republishes a known accessory's state when telemetry refreshed it without a change
     /// and the last publication is older than ``stateRefreshMilliseconds``.
-    func refreshState(of id: BluetoothAddress, at now: Timestamp, engine: BridgeEngine) {
+    func refreshState(of id: BluetoothAddress, at now: Timestamp) {
         guard isStateRefreshDue(for: id, at: now), let status = engine.status(of: id) else { return }
         statePublishedAt[id] = now
         enqueue(topics.accessory(id), statusBytes(status), retain: true)
     }
 
-    /// Whether ``refreshState(of:at:engine:)`` would publish: asked first for every sighting,
-    /// since handing over the engine costs a copy of it.
+    /// Whether ``refreshState(of:at:)`` would publish: asked first for every sighting, since
+    /// building the state costs more than this look.
     func isStateRefreshDue(for id: BluetoothAddress, at now: Timestamp) -> Bool {
         guard let last = statePublishedAt[id] else { return false }
         return now.milliseconds(since: last) >= Self.stateRefreshMilliseconds
@@ -182,25 +176,25 @@ final class Publisher {
 
     /// Every retained topic, after each (re)connect: a broker restart loses nothing a
     /// subscriber relies on, and no state stays stuck `offline`.
-    func publishEverything(at now: Timestamp, engine: BridgeEngine, gateways: JSONValue, pairing: PairingForm) {
+    func publishEverything(at now: Timestamp, gateways: JSONValue) {
         let held = heldUntilConnected ?? []
         heldUntilConnected = nil
         publishRetained(topics.bridgeState, ["state": "online"])
         for message in held { enqueue(message.topic, message.payload, retain: message.retain) }
+        let engine = self.engine.engine
         if publishesBridge {
-            publishInfo(engine: engine)
-            publishHealth(at: now, engine: engine)
+            publishInfo()
+            publishHealth(at: now)
             publishRetained(topics.bridgeGateways, gateways)
             publishRetained(topics.bridgePicker, payloads.picker(engine.picker))
-            publishPairing(pairing)
         }
-        let statuses = ownership.map { ownership in engine.statuses.filter { ownership.owns($0.accessory.id) } } ?? engine.statuses
+        let statuses = engine.statuses.filter { ownership.owns($0.accessory.id) }
         for status in statuses {
             statePublishedAt[status.accessory.id] = now
             enqueue(topics.accessory(status.accessory.id), statusBytes(status), retain: true)
             publishAvailability(status.accessory.id, status.available)
         }
-        serializedStatuses = serializedStatuses.filter { id, _ in statePublishedAt[id] == now }
+        published.keep { statePublishedAt[$0] == now }
         if publishesBridge { publishAccessoryList() }
         _ = homeAssistant?.candidatesChanged(Self.candidates(engine.picker))
         // The first device is the bridge's.
@@ -220,59 +214,45 @@ final class Publisher {
             // In a cluster, a route is the business of the instance that owns its target:
             // another instance's engine never hears that accessory and would say `fallback`.
             let target = engine.route(for: source).accessory
-            if let ownership, target.map(ownership.owns) != true { continue }
+            guard ownership.republishes(routeTo: target) else { continue }
             publishRetained(topics.sourceRoute(source), stamped(payload, for: target))
         }
     }
 
-    /// `bridge/accessories`: `[` + each accessory's state object as last published on its
-    /// own topic, by id + `]`, as JSONValue writes an array. Built from the published texts:
-    /// building every state again and hashing it, for a list republished up to 20 times a
-    /// second while states change, took milliseconds at 1,000 accessories, on the loop
-    /// (docs/performance.md, "Ingest: what issue 19 changed").
+    /// `bridge/accessories`, from ``listing``.
     func publishAccessoryList() {
-        accessoriesDirty = false
+        defer { listing.listIsCurrent() }
         guard publishesBridge else { return }
-        enqueue(topics.bridgeAccessories, accessoryList(), retain: true)
+        enqueue(topics.bridgeAccessories, listing.list(), retain: true)
     }
 
-    /// The payload of `bridge/accessories` now (``publishAccessoryList()``; also the console's
-    /// snapshot).
-    /// In a cluster it lists every instance's states as mirrored from the broker.
-    func accessoryList() -> [UInt8] {
-        ownership == nil ? Self.array(of: serializedStatuses, \.bytes) : Self.array(of: mirroredStates, \.self)
-    }
-
-    /// `[` + each value's text, by id + `]`, as JSONValue writes an array.
-    private static func array<Value>(of texts: [BluetoothAddress: Value], _ bytes: (Value) -> [UInt8]) -> [UInt8] {
-        var list: [UInt8] = []
-        list.reserveCapacity(2 + texts.values.reduce(0) { $0 + bytes($1).count + 1 })
-        list.append(UInt8(ascii: "["))
-        for (index, id) in texts.keys.sorted().enumerated() {
-            if index > 0 { list.append(UInt8(ascii: ",")) }
-            if let text = texts[id] { list.append(contentsOf: bytes(text)) }
-        }
-        list.append(UInt8(ascii: "]"))
-        return list
-    }
+    /// The payload of `bridge/accessories` now (the console's snapshot).
+    func accessoryList() -> [UInt8] { listing.list() }
 
     func publishGateways(_ gateways: JSONValue) {
         guard publishesBridge else { return }
         publishRetained(topics.bridgeGateways, gateways)
     }
 
-    func publishHealth(at now: Timestamp, engine: BridgeEngine) {
+    func publishHealth(at now: Timestamp) {
         guard publishesBridge else { return }
-        publishRetained(topics.bridgeHealth, health(at: now, engine: engine))
+        publishRetained(topics.bridgeHealth, health(at: now))
     }
 
-    func publishInfo(engine: BridgeEngine) {
+    func publishInfo() {
         guard publishesBridge else { return }
-        publishRetained(topics.bridgeInfo, info.payload(engine: engine, registered: Self.registeredCount(engine)))
+        publishRetained(topics.bridgeInfo, infoPayload())
+    }
+
+    /// `bridge/info` now.
+    func infoPayload() -> JSONValue {
+        let engine = self.engine.engine
+        return info.payload(engine: engine, registered: Self.registeredCount(engine))
     }
 
     /// `bridge/health`, published and answered to the `health` request.
-    func health(at now: Timestamp, engine: BridgeEngine) -> JSONValue {
+    func health(at now: Timestamp) -> JSONValue {
+        let engine = self.engine.engine
         let statistics = connection.statistics
         let counters = diagnostics.counters
         return [
@@ -393,22 +373,12 @@ final class Publisher {
         // must say the new one.
         var hasher = Hasher()
         hasher.combine(status)
-        if let ownership { hasher.combine(ownership.epoch(of: id)) }
+        hasher.combine(ownership.epoch(of: id))
         let hash = hasher.finalize()
-        if let cached = serializedStatuses[id], cached.hash == hash { return cached.bytes }
+        if let cached = published.text(of: id, hash: hash) { return cached }
         let bytes = stamped(payloads.status(status), for: id).bytes
-        serializedStatuses[id] = (hash, bytes)
+        published.store(id, hash: hash, bytes: bytes)
         return bytes
-    }
-
-    // MARK: - Cluster
-
-    /// A state on `<base>/accessory/<ID>`, as the broker delivered it (an empty payload
-    /// clears it): the cluster's `bridge/accessories` lists these.
-    func mirrorState(of id: BluetoothAddress, _ payload: [UInt8]) {
-        guard mirroredStates[id] != payload else { return }
-        mirroredStates[id] = payload.isEmpty ? nil : payload
-        accessoriesDirty = true
     }
 
     /// `bridge/state` as the will and a clean shutdown say it.
@@ -429,37 +399,13 @@ final class Publisher {
             ])
     }
 
-    /// Whether this instance publishes the bridge's own topics: always alone, in a cluster
-    /// only while it holds partition 0.
-    var publishesBridge: Bool { ownership?.ownsBridge ?? true }
+    /// Whether this instance publishes the bridge's own topics: while it holds partition 0
+    /// (a single bridge always does).
+    var publishesBridge: Bool { ownership.ownsBridge }
 
-    /// Whether this instance publishes what `output` says: an accessory's output only while it
-    /// owns the accessory, the picker's and the session's only while it publishes the bridge's.
-    private func publishes(_ output: EngineOutput) -> Bool {
-        guard let ownership else { return true }
-        switch output {
-        case .event, .pickerChanged: return ownership.ownsBridge
-        case .accessoryChanged(let status): return ownership.owns(status.accessory.id)
-        case .accessoryRemoved(let id), .availabilityChanged(let id, _), .registrationChanged(let id, _), .accessoryError(let id, _),
-            .registrationReevaluated(let id, _, _), .keysChanged(let id, _):
-            return ownership.owns(id)
-        case .decision(let decision): return ownership.owns(decision.accessory)
-        case .routeChanged(let change):
-            // A source's route is published by the owner of the accessory it goes to, or, when
-            // it goes back to `fallback`, of the accessory it left.
-            guard let accessory = change.target.accessory ?? change.previous.accessory else { return ownership.ownsBridge }
-            return ownership.owns(accessory)
-        case .storage: return true
-        }
-    }
-
-    /// `payload` with the cluster's `instance` and `epoch` (of the accessory's partition, or
-    /// partition 0's), as it is when not clustered.
+    /// `payload` with the instance and epoch its ``Ownership`` stamps (nothing for a single
+    /// bridge).
     func stamped(_ payload: JSONValue, for accessory: BluetoothAddress?) -> JSONValue {
-        guard let ownership, case .object(var pairs) = payload else { return payload }
-        let epoch = accessory.map { ownership.epoch(of: $0) } ?? ownership.bridgeEpoch
-        pairs.append(("instance", .string(ownership.instance)))
-        pairs.append(("epoch", epoch.map { .int(Int($0)) } ?? .null))
-        return .object(pairs)
+        ownership.stamped(payload, for: accessory)
     }
 }

@@ -18,17 +18,21 @@ import Telemetry
     import Darwin
 #endif
 
-/// The running bridge: three stages around the engine, driven by one task.
+/// The running bridge: three stages around the engine, and the components beside them,
+/// driven by one task.
 ///
 /// - ``Ingest`` turns each incoming message (its route decided once on arrival by
 ///   ``RuntimeInbox``) into engine input;
 /// - ``RuntimeCore`` runs the engine and commits what it must store (``StorageWorker``);
-/// - ``Publisher`` turns the engine's outputs into MQTT messages.
+/// - ``Publisher`` turns the engine's outputs into MQTT messages;
+/// - each ``RuntimeComponent`` (the pairing form, the HTTP side, cluster mode) owns a feature.
 ///
-/// ``run(signals:)`` owns all three: messages, connection changes, wakes and the shutdown
-/// signal are merged into one stream and handled in order, so nothing needs a lock and the
-/// outputs keep the engine's order on the wire. The loop wakes only for events and for what
-/// is due (``WakeSchedule``).
+/// ``run(signals:)`` owns them all: messages, connection changes, wakes, the components'
+/// events and the shutdown signal are merged into one stream and handled in order, so nothing
+/// needs a lock and the outputs keep the engine's order on the wire. Every engine step goes
+/// through ``perform(_:at:)``, which applies its outputs once. The loop wakes only for events
+/// and for what is due (``WakeSchedule``). It holds no feature's state and decides nothing
+/// about accessories.
 public final class BridgeRuntime {
     public let configuration: BridgeConfiguration
     /// The MQTT connection (the real client, or an in-memory one in tests).
@@ -38,14 +42,20 @@ public final class BridgeRuntime {
     let diagnostics: Diagnostics
     var logger: BridgeLogger { diagnostics.logger }
 
-    var ingest: Ingest
+    private(set) var ingest: Ingest
     let core: RuntimeCore
     let publisher: Publisher
+    /// What this instance owns: everything, alone; in a cluster what ``ClusterComponent`` holds.
+    let ownership: Ownership
+    /// The optional features, in the order their hooks run.
+    let components: [any RuntimeComponent]
+    /// The component that claims each claimed topic.
+    private let claimants: [TopicClaim: any RuntimeComponent]
+    /// The engine as it is now (``RuntimeCore`` changes it).
+    var engine: EngineView { core.view }
 
     private let events: AsyncStream<RuntimeEvent>
     let eventSink: AsyncStream<RuntimeEvent>.Continuation
-    /// The HTTP console, metrics and health check, while `http.listen` is set (BridgeRuntime+HTTP).
-    var http: HTTPConsole?
     private let wakes: WakeSchedule
     /// At most this many messages wait for the loop; more are dropped (flood protection).
     /// A test may replace it before ``run(signals:)``.
@@ -59,18 +69,9 @@ public final class BridgeRuntime {
     /// A republish for Home Assistant's birth message is pending: one at a time, since every
     /// republish is about four messages per accessory.
     private var republishScheduled = false
-    /// The pairing form behind Home Assistant's Pair button (``PairingForm``). Not stored: a
-    /// restart ends the picker, and with it any choice of candidate.
-    private var pairing = PairingForm()
     /// Shutdown began: connection changes (the disconnect itself, a failed reconnect) are
     /// no longer reported or acted on.
     private(set) var shuttingDown = false
-    /// In a cluster (`cluster.enabled`): the membership and what this instance owns
-    /// (BridgeRuntime+Cluster, docs/scaling.md).
-    var cluster: ClusterState?
-    /// Whether ``run(signals:)`` starts the ``ClusterMembership`` thread in a cluster; tests
-    /// that post ``ClusterEvent``s themselves turn it off.
-    var joinsCluster = true
     private var lastHealth: Timestamp
     /// A republish of everything went out: once the broker has acknowledged it, the heap it
     /// used is given back (``ResidentMemory/releaseFreedHeap()``).
@@ -98,8 +99,8 @@ public final class BridgeRuntime {
         settings.messageBufferLimit = 100_000
         // Requests, /set and statuses (the QoS 1 subscriptions) are never dropped by that
         // bound: they are said only once.
-        settings.priorityFilters = TopicRouter(configuration: configuration, topics: topics).subscriptions
-            .filter { $0.qos == .atLeastOnce }.map(\.filter)
+        let claims = Self.claims(of: Self.components(for: configuration, ownership: .solo()))
+        settings.priorityFilters = TopicRouter(configuration: configuration, topics: topics, claims: claims).oneOffSubscriptions
         let client = try MQTTClient(configuration: settings)
         try self.init(configuration: configuration, store: store, connection: client, clock: wall)
     }
@@ -128,75 +129,67 @@ public final class BridgeRuntime {
                     topic: topics.bridgeLog, payload: forwarding.log(level: level.name, message: message, at: clock()).bytes,
                     qos: .atMostOnce, retain: false)
             })
+        // A single bridge is the cluster of one; in a cluster nothing is owned until the
+        // membership has taken partitions.
+        let ownership =
+            configuration.cluster.enabled
+            ? Ownership(instance: configuration.cluster.instance, partitions: configuration.cluster.partitions) : Ownership.solo()
+        self.ownership = ownership
+        components = Self.components(for: configuration, ownership: ownership)
+        var claimants: [TopicClaim: any RuntimeComponent] = [:]
+        for component in components {
+            for claim in component.claims { claimants[claim] = component }
+        }
+        self.claimants = claimants
+        core = RuntimeCore(
+            engine: BridgeEngine(configuration: configuration.engine, restored: try store.load()),
+            storage: StorageWorker(store: store), diagnostics: diagnostics, ownership: ownership)
         // One discovery for both stages: Ingest recognises Home Assistant's birth message,
         // Publisher publishes the devices.
         let homeAssistant =
             configuration.homeAssistant.enabled ? HomeAssistantDiscovery(configuration: configuration, version: BridgeModule.version) : nil
-        ingest = Ingest(configuration: configuration, topics: topics, homeAssistant: homeAssistant)
-        let restored = try store.load()
-        core = RuntimeCore(
-            engine: BridgeEngine(configuration: configuration.engine, restored: restored),
-            storage: StorageWorker(store: store), diagnostics: diagnostics)
+        ingest = Ingest(
+            configuration: configuration, router: TopicRouter(configuration: configuration, topics: topics, claims: Set(claimants.keys)),
+            engine: core.view, homeAssistant: homeAssistant)
         let now = clock()
+        let listing = components.lazy.compactMap(\.accessoryListing).first
         publisher = Publisher(
-            connection: connection, configuration: configuration, topics: topics, homeAssistant: homeAssistant,
-            diagnostics: diagnostics, startedAt: now)
+            connection: connection, configuration: configuration, topics: topics, engine: core.view, ownership: ownership,
+            listing: listing, homeAssistant: homeAssistant, diagnostics: diagnostics, startedAt: now)
         lastHealth = now
         (events, eventSink) = AsyncStream.makeStream(of: RuntimeEvent.self)
         wakes = WakeSchedule(sink: eventSink)
-        if configuration.cluster.enabled {
-            // Nothing is owned until the membership has taken partitions: until then nothing
-            // about an accessory is published, stored or answered.
-            let ownership = ClusterOwnership(instance: configuration.cluster.instance, partitions: configuration.cluster.partitions)
-            cluster = ClusterState(membership: nil, ownership: ownership)
-            core.ownership = ownership
-            publisher.ownership = ownership
-        }
     }
 
-    /// The MQTT client's settings: server, credentials, TLS, and the retained `offline` will.
-    public static func clientConfiguration(_ configuration: BridgeConfiguration, topics: Topics) throws -> MQTT.MQTTConfiguration {
-        let broker = configuration.mqtt
-        var client = MQTT.MQTTConfiguration(clientID: broker.clientID, keepalive: broker.keepalive)
-        try client.setServer(broker.server)
-        client.username = broker.user
-        client.password = broker.password?.revealed
-        if client.tls != nil || broker.ca != nil || broker.cert != nil {
-            client.tls = .init(caFile: broker.ca, certificateFile: broker.cert, keyFile: broker.key)
+    /// The components `configuration` asks for: the pairing form always, the HTTP side with
+    /// `http.listen`, cluster mode with `cluster.enabled`.
+    static func components(for configuration: BridgeConfiguration, ownership: Ownership) -> [any RuntimeComponent] {
+        var components: [any RuntimeComponent] = [PairingFormComponent()]
+        if let listen = configuration.http.listen { components.append(HTTPComponent(listen: listen)) }
+        if configuration.cluster.enabled {
+            components.append(ClusterComponent(instance: configuration.cluster.instance, ownership: ownership))
         }
-        client.protocolVersion = broker.version == .v5 ? .v5 : .v311
-        client.reconnect = ReconnectBackoff(
-            minimum: .seconds(broker.reconnect.minimumSeconds),
-            maximum: .seconds(broker.reconnect.maximumSeconds))
-        client.will = .init(topic: topics.bridgeState, payload: Array(#"{"state":"offline"}"#.utf8), qos: .atLeastOnce, retain: true)
-        // An oversized message (48 MiB on a gateway topic) is dropped by the broker instead of
-        // being read whole and copied here (MQTT 5; docs/configuration.md for 3.1.1).
-        client.maximumPacketSize = broker.maxPacketSize
-        // A persistent session: the broker keeps QoS 1 requests and `/set` updates sent while
-        // the bridge reconnects or restarts, instead of dropping them (mqtt.session_expiry_s).
-        client.cleanSession = broker.sessionExpirySeconds == 0
-        client.sessionExpiryInterval = UInt32(broker.sessionExpirySeconds)
-        return client
+        return components
+    }
+
+    private static func claims(of components: [any RuntimeComponent]) -> Set<TopicClaim> {
+        components.reduce(into: []) { $0.formUnion($1.claims) }
+    }
+
+    /// The component of this type, when the configuration made one.
+    func component<Component: RuntimeComponent>(_ type: Component.Type) -> Component? {
+        components.lazy.compactMap { $0 as? Component }.first
     }
 
     /// Runs until SIGTERM/SIGINT (or ``stop()``), then shuts down cleanly. Returns the exit
     /// status: 0, or ``activationNotStoredExitStatus`` when the session could not start.
     public func run(signals: AsyncStream<Int32>? = nil) async -> Int32 {
         if let error = await activate() { return await stopWithoutSession(error) }
-        startHTTP()
+        for component in components { component.start(self) }
         let connection = self.connection
         let sink = eventSink
         for (filter, qos) in ingest.router.subscriptions {
             try? await connection.subscribe(filter, qos: qos)
-        }
-        if cluster != nil {
-            // A peer's will says `offline` there; a live instance sets it back. The states of
-            // all instances' accessories make the cluster's `bridge/accessories`; the routes
-            // are taken over with the accessories they go to.
-            try? await connection.subscribe(topics.bridgeState, qos: .atLeastOnce)
-            try? await connection.subscribe(topics.accessoryStateFilter, qos: .atLeastOnce)
-            try? await connection.subscribe(topics.sourceRouteFilter, qos: .atLeastOnce)
-            if joinsCluster { joinCluster() }
         }
         let forwarders = [
             Task { [inbox] in
@@ -257,8 +250,8 @@ public final class BridgeRuntime {
             case .republish:
                 republishScheduled = false
                 republishEverything()
-            case .http(let call): await handle(call)
-            case .cluster(let clusterEvent): await handle(clusterEvent)
+            case .http, .cluster:
+                for component in components { await component.handle(event, self) }
             case .shutdown(let signal):
                 shuttingDown = true
                 logger.info("signal \(signal): shutting down")
@@ -280,24 +273,40 @@ public final class BridgeRuntime {
     /// Asks ``run()`` to shut down cleanly (as SIGTERM would).
     public func stop() { eventSink.yield(.shutdown(signal: SIGTERM)) }
 
+    // MARK: - The output step
+
+    /// Runs engine work (``RuntimeCore/perform(_:at:)``) and applies what it output: Ingest's
+    /// own state follows it, the Publisher publishes it, every component reacts to it, and a
+    /// request's change to `bridge/accessories` goes out before its answer. Every engine step
+    /// of the loop goes through here, so no stage or component misses an output.
+    @discardableResult
+    @inline(__always)
+    func perform(_ work: RuntimeCore.Work, at now: Timestamp) async -> RuntimeCore.Outcome {
+        let outcome = await core.perform(work, at: now)
+        let outputs = outcome.outputs
+        guard !outputs.isEmpty else { return outcome }
+        ingest.applied(outputs)
+        publisher.publish(outputs, at: now)
+        for component in components { component.applied(outputs, self) }
+        // Telemetry's list changes wait for the next wake (once for a burst); a request's are
+        // on the broker before it is answered.
+        if case .request = work, publisher.accessoriesDirty { publisher.publishAccessoryList() }
+        return outcome
+    }
+
     // MARK: - Events
 
     /// Activates the session: migration writes are committed before anything is published.
     /// - Returns: the error when they could not be committed; nothing was published then.
     private func activate() async -> StorageError? {
-        let now = clock()
-        switch await core.activate(at: now) {
-        case .success(let outputs): publisher.publish(outputs, at: now, engine: core.engine)
-        case .failure(let error): return error
-        }
-        ingest.know(core.engine.statuses, keys: core.engine.keys, followed: core.engine.followedAddresses)
-        logger.info(
-            "session activated: \(core.engine.accessories.count) accessories, \(core.engine.registry.registrations.count) registrations")
+        if let error = await perform(.activate, at: clock()).notStored { return error }
+        let engine = engine.engine
+        logger.info("session activated: \(engine.accessories.count) accessories, \(engine.registry.registrations.count) registrations")
         // `validate` lists these too; a bridge started without it says them once, in its log.
         for warning in configuration.warnings { logger.warning("configuration: \(warning)") }
         // The file's keys are applied at every start, but only to accessories that are paired.
         for (index, entry) in configuration.accessories.enumerated()
-        where !entry.keys.isEmpty && core.engine.status(of: entry.migration.id) == nil {
+        where !entry.keys.isEmpty && engine.status(of: entry.migration.id) == nil {
             logger.warning(
                 "accessories[\(index)]: \(entry.migration.id) is not paired (removed, or added to the file after the first start), "
                     + "so its keys are not used; pair it from the picker with picker/select, then set them with accessory/keys")
@@ -309,9 +318,12 @@ public final class BridgeRuntime {
     /// worth in a flood; never across a request, which reads it again).
     static let clockReadingInterval = 64
 
-    /// One incoming message through the three stages.
+    /// One incoming message through the three stages, or to the component that claims its topic.
     private func handle(_ message: MQTTMessage, route: IngestRoute, at now: Timestamp) async {
-        if route == .unrouted, cluster != nil { return clusterMessage(message) }
+        if let claim = route.claim {
+            await claimants[claim]?.handle(message, route: route, self)
+            return
+        }
         if route.isSheddable && shedWhenBrokerIsBehind() { return }
         if case .gateway(let index, _) = route { diagnostics.countGatewayMessage(index) }
         let outcome = ingest.ingest(message, route: route, at: now)
@@ -327,120 +339,14 @@ public final class BridgeRuntime {
         case .none:
             break
         case .telemetry(let input, let context, let refresh):
-            guard handles(input) else { break }
-            let outputs = await core.handleTelemetry(input, at: now, context: context)
-            if !outputs.isEmpty {
-                ingest.track(outputs)
-                publisher.publish(outputs, at: now, engine: core.engine)
-            }
-            if let refresh, publisher.isStateRefreshDue(for: refresh, at: now) {
-                publisher.refreshState(of: refresh, at: now, engine: core.engine)
-            }
+            guard ownership.handles(input, engine: engine) else { break }
+            await perform(.telemetry(input, context: context), at: now)
+            if let refresh, publisher.isStateRefreshDue(for: refresh, at: now) { publisher.refreshState(of: refresh, at: now) }
         case .request(let request):
-            await handle(request, at: now)
+            await handle(request, answer: .mqtt, at: now)
         case .homeAssistantBirth:
             scheduleHomeAssistantRepublish()
-        case .pairing(let command):
-            if doesBridgeWork { await handle(command, at: now) }
         }
-        syncPairingForm()
-    }
-
-    /// `bridge/pairing/set`: fills in the form (answered on `bridge/response/pairing/set`), or
-    /// sends its `picker/select` for "Pair" (answered on `bridge/response/picker/select`).
-    private func handle(_ command: PairingForm.Command, at now: Timestamp) async {
-        let refuse = { (message: String) in
-            self.respond(
-                PairingForm.requestName, .failure(.invalidRequest(message, accessoryControl: false)), transaction: command.transaction)
-        }
-        switch command.decoded {
-        case .failure(let error):
-            respond(PairingForm.requestName, .failure(error), transaction: command.transaction)
-        case .success(.pair):
-            let chosen = pairing.candidate
-            await handle(pairing.selectRequest(transaction: command.transaction), at: now)
-            // Set up: the candidate has left the picker (syncPairingForm clears it) and the name
-            // was given; a refused select leaves the form as it was, for another try.
-            if let chosen, core.engine.picker?.candidate(chosen) == nil, core.engine.status(of: chosen) != nil {
-                pairing.name = nil
-                publisher.publishPairing(pairing)
-            }
-        case .success(.fill(let candidate, let name)):
-            var form = pairing
-            switch candidate {
-            case .keep: break
-            case .clear: form.candidate = nil
-            case .set(let id):
-                guard core.engine.picker?.candidate(id) != nil else {
-                    return refuse("'candidate' \(id) is not a candidate of the picker")
-                }
-                form.candidate = id
-            }
-            switch name {
-            case .keep: break
-            case .clear: form.name = nil
-            case .set(let text): form.name = text
-            }
-            pairing = form
-            publisher.publishPairing(form)
-            respond(PairingForm.requestName, .success(form.payload), transaction: command.transaction)
-        }
-    }
-
-    /// A chosen candidate that left the picker (chosen, dismissed, timed out) is no longer
-    /// chosen: the form never offers Pair for something the picker cannot select.
-    func syncPairingForm() {
-        guard let candidate = pairing.candidate, core.engine.picker?.candidate(candidate) == nil else { return }
-        pairing.candidate = nil
-        publisher.publishPairing(pairing)
-    }
-
-    /// `bridge/request/<name>`: exactly one response, published only after the change is
-    /// committed to storage (``RuntimeCore/handleRequest(_:name:at:)``).
-    func handle(_ request: IncomingRequest, at now: Timestamp) async {
-        guard answers(request) else {
-            // Another instance answers it on MQTT; over HTTP this one must say something:
-            // 421 Misdirected Request, with why.
-            _ = answerOverHTTP(.failure(.misdirected(request, cluster: cluster)), transaction: request.transaction, status: 421)
-            return
-        }
-        switch request.decoded {
-        case .failure(let error):
-            respond(request, .failure(error))
-        case .success(.health):
-            countDroppedMessages(at: now)
-            respond(request, .success(publisher.health(at: now, engine: core.engine)))
-        case .success(.engine(let engineRequest)):
-            switch await core.handleRequest(engineRequest, name: request.name, at: now) {
-            case .notStored(let error):
-                respond(request, .failure(.unknown("not stored: \(error.message)", accessoryControl: request.isAccessoryControl)))
-            case .committed(let step):
-                ingest.track(step.outputs)
-                publisher.publish(step.outputs, at: now, engine: core.engine)
-                if publisher.accessoriesDirty { publisher.publishAccessoryList() }
-                // An AccessoryControlDevice failure is also among the outputs (accessory/<ID>/error),
-                // where publishing it counted it already: one error, counted once.
-                let counted = step.outputs.contains { if case .accessoryError = $0 { true } else { false } }
-                respond(request, publisher.responseBody(step.result), countError: !counted)
-            }
-        }
-    }
-
-    private func respond(_ request: IncomingRequest, _ result: Result<JSONValue, ResponseError>, countError: Bool = true) {
-        respond(request.name, result, transaction: request.transaction, countError: countError, accessory: request.accessory)
-    }
-
-    private func respond(
-        _ name: String, _ result: Result<JSONValue, ResponseError>, transaction: JSONValue?, countError: Bool = true,
-        accessory: BluetoothAddress? = nil
-    ) {
-        if case .failure(let error) = result {
-            if countError { diagnostics.countError(error.code) }
-            logger.debug("request \(name) failed: \(error.code): \(error.message)")
-        }
-        let overHTTP = answerOverHTTP(result, transaction: transaction, accessory: accessory)
-        diagnostics.countRequest(name, result, overHTTP: overHTTP)
-        publisher.respond(name, result, transaction: transaction, at: clock(), publishResponse: !overHTTP, accessory: accessory)
     }
 
     /// Home Assistant restarted: republish discovery and state after a short random delay,
@@ -466,11 +372,12 @@ public final class BridgeRuntime {
         }
     }
 
-    /// Every retained topic again (after a connection, or for Home Assistant's birth message);
-    /// the heap the burst uses is given back once the broker has acknowledged it.
+    /// Every retained topic again (after a connection, for Home Assistant's birth message, or
+    /// a takeover), the components' too; the heap the burst uses is given back once the broker
+    /// has acknowledged it.
     func republishEverything() {
-        publisher.publishEverything(at: clock(), engine: core.engine, gateways: ingest.gateways.payload, pairing: pairing)
-        publishInstanceState()
+        publisher.publishEverything(at: clock(), gateways: ingest.gateways.payload)
+        for component in components { component.republish(self) }
         heapToRelease = true
     }
 
@@ -481,13 +388,7 @@ public final class BridgeRuntime {
     private func wake() async {
         let now = clock()
         countDroppedMessages(at: now)
-        let outputs = await core.tick(at: now)
-        if !outputs.isEmpty {
-            ingest.track(outputs)
-            publisher.publish(outputs, at: now, engine: core.engine)
-        }
-        // A picker that timed out takes its candidates, and the form's choice, with it.
-        syncPairingForm()
+        await perform(.tick, at: now)
         await core.flushDeferredWrites(at: now)
         if publisher.accessoriesDirty { publisher.publishAccessoryList() }
         if heapToRelease && connection.outstandingPublishes == 0 {
@@ -496,14 +397,14 @@ public final class BridgeRuntime {
         }
         if now.milliseconds(since: lastHealth) >= healthIntervalMilliseconds {
             lastHealth = now
-            publisher.publishHealth(at: now, engine: core.engine)
+            publisher.publishHealth(at: now)
             publisher.publishGateways(ingest.gateways.payload)
         }
     }
 
     /// Messages the full backlog dropped since the last look: counted in `telemetry_rejected`
     /// and logged at most once a minute.
-    private func countDroppedMessages(at now: Timestamp) {
+    func countDroppedMessages(at now: Timestamp) {
         let dropped = backlog.takeDropped()
         guard dropped > 0 else { return }
         diagnostics.counters.telemetryRejected += dropped
@@ -538,7 +439,7 @@ public final class BridgeRuntime {
     /// most about this many messages. Requests and Home Assistant's status are never shed.
     /// The bound grows with the accessory count because every (re)connect republishes about
     /// four retained messages per accessory at once. (docs/reliability.md has the figures.)
-    var publishCongestionLimit: Int { publishCongestionBase + 4 * ingest.products.count }
+    var publishCongestionLimit: Int { publishCongestionBase + 4 * engine.accessoryCount }
 
     /// Drops one telemetry message, counted and logged, when the broker is behind.
     /// - Returns: whether it was dropped.
@@ -591,13 +492,12 @@ public final class BridgeRuntime {
     /// Clean shutdown: the session's `invalidated` event, `offline`, storage closed. Every
     /// wait on the broker is bounded, so it ends even when the broker stopped answering.
     private func shutdown() async {
-        stopHTTP()
-        let now = clock()
-        if let outputs = await core.invalidate(at: now) {
-            publisher.publish(outputs, at: now, engine: core.engine)
-        }
-        publisher.publishInfo(engine: core.engine)
-        if await !leaveCluster() {
+        for component in components { component.shutdownBegins(self) }
+        await perform(.invalidate, at: clock())
+        publisher.publishInfo()
+        let othersOnline = components.contains { $0.keepsBridgeOnline }
+        for component in components { await component.stop(self) }
+        if othersOnline {
             logger.info("cluster: other instances are live, so bridge/state stays online")
         } else if await !publisher.publishOffline(within: Self.offlineAcknowledgementLimit) {
             logger.warning("the broker did not acknowledge offline within 5 s; stopping without it (the will says it)")

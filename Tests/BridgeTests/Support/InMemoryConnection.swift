@@ -19,6 +19,8 @@ final class InMemoryConnection: MQTTConnection {
     let published = InMemoryPublisher(isConnected: false)
     private let states: AsyncStream<MQTTConnectionState>.Continuation
     private let filters = Mutex<[String]>([])
+    /// Messages delivered, and messages the runtime's forwarder has handed into its loop.
+    private let counts = Mutex((delivered: 0, taken: 0))
 
     init() {
         (connectionStates, states) = AsyncStream.makeStream(of: MQTTConnectionState.self)
@@ -38,6 +40,10 @@ final class InMemoryConnection: MQTTConnection {
     var outstandingPublishes: Int { published.outstandingPublishes }
     var isConnected: Bool { published.isConnected }
     var statistics: MQTTStatistics { published.statistics }
+
+    func messagesTaken(_ count: Int) {
+        counts.withLock { $0.taken += count }
+    }
 
     func subscribe(_ filter: String, qos: MQTTQoS) async throws(MQTTError) {
         filters.withLock { $0.append(filter) }
@@ -61,7 +67,14 @@ final class InMemoryConnection: MQTTConnection {
 
     /// Delivers a message to the runtime as the broker would.
     func deliver(_ topic: String, _ payload: String, retain: Bool = false) {
+        counts.withLock { $0.delivered += 1 }
         incoming.append(MQTTMessage(topic: topic, payload: Array(payload.utf8), qos: .atLeastOnce, retain: retain))
+    }
+
+    /// Waits until every message delivered so far is in the runtime's event stream, so that
+    /// an event posted after this (an HTTP call, a cluster event) is handled after them.
+    func forwarded() async {
+        _ = await eventually(timeout: .seconds(30)) { counts.withLock { $0.taken >= $0.delivered } }
     }
 
     /// Every message published on `topic` so far, parsed (empty payload: `.null`).

@@ -1,0 +1,57 @@
+import AccessoryKit
+
+/// Each accessory's state object as last published on its topic, which is what a single
+/// bridge's `bridge/accessories` lists.
+///
+/// A 64-bit hash of the state stands for the state (a copy per accessory would double the
+/// memory the states take): a state published again unchanged reuses its text. The list is
+/// built from these texts: building every state again and hashing it, for a list republished
+/// up to 20 times a second while states change, took milliseconds at 1,000 accessories, on the
+/// loop (docs/performance.md).
+final class PublishedStates: AccessoryListing {
+    private var texts: [BluetoothAddress: (hash: Int, bytes: [UInt8])] = [:]
+    private(set) var changed = false
+
+    /// The text published for a state with this hash, when it is the one last published.
+    func text(of id: BluetoothAddress, hash: Int) -> [UInt8]? {
+        guard let cached = texts[id], cached.hash == hash else { return nil }
+        return cached.bytes
+    }
+
+    /// The text of a state with this hash, as it goes out on the accessory's topic.
+    func store(_ id: BluetoothAddress, hash: Int, bytes: [UInt8]) {
+        texts[id] = (hash, bytes)
+    }
+
+    /// What the list shows changed (a state, a registration): it goes out again when next due.
+    func markChanged() { changed = true }
+
+    /// The accessory is gone: its topic was cleared.
+    func removed(_ id: BluetoothAddress) {
+        texts[id] = nil
+        changed = true
+    }
+
+    /// Keeps only the accessories `kept` says (after a republish of every state: the others'
+    /// texts are no longer what their topics hold).
+    func keep(where kept: (BluetoothAddress) -> Bool) {
+        texts = texts.filter { kept($0.key) }
+    }
+
+    func list() -> [UInt8] { Self.array(of: texts) { $0.bytes } }
+
+    func listIsCurrent() { changed = false }
+
+    /// `[` + each value's text, by id + `]`, as JSONValue writes an array.
+    static func array<Value>(of texts: [BluetoothAddress: Value], _ bytes: (Value) -> [UInt8]) -> [UInt8] {
+        var list: [UInt8] = []
+        list.reserveCapacity(2 + texts.values.reduce(0) { $0 + bytes($1).count + 1 })
+        list.append(UInt8(ascii: "["))
+        for (index, id) in texts.keys.sorted().enumerated() {
+            if index > 0 { list.append(UInt8(ascii: ",")) }
+            if let text = texts[id] { list.append(contentsOf: bytes(text)) }
+        }
+        list.append(UInt8(ascii: "]"))
+        return list
+    }
+}
