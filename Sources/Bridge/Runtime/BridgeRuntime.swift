@@ -302,7 +302,27 @@ public final class BridgeRuntime {
                 "accessories[\(index)]: \(entry.migration.id) is not paired (removed, or added to the file after the first start), "
                     + "so its keys are not used; pair it from the picker with picker/select, then set them with accessory/keys")
         }
+        if cluster == nil, let phantom = ShippedPhantom.find(in: core.engine, configuration: configuration) {
+            await removeShippedPhantom(phantom, at: now)
+        }
         return nil
+    }
+
+    /// Removes the accessory an earlier config/aabridge.yaml planted (``ShippedPhantom``), as
+    /// `accessory/remove` would; when it cannot be stored, the next start tries again.
+    private func removeShippedPhantom(_ id: BluetoothAddress, at now: Timestamp) async {
+        switch await core.handleRequest(.remove(id), name: "accessory/remove", at: now) {
+        case .notStored(let error):
+            logger.warning("could not remove \(ShippedPhantom.name) (\(id)), the example accessory: \(error.message)")
+        case .committed(let step):
+            ingest.track(step.outputs)
+            publisher.publish(step.outputs, at: now, engine: core.engine)
+            if publisher.accessoriesDirty { publisher.publishAccessoryList() }
+            logger.info(
+                "removed \(ShippedPhantom.name) (\(id)): the example accessory an earlier config/aabridge.yaml migrated into "
+                    + "this database, still as the file planted it (no new name, key, source or followed address); the file no longer lists it"
+            )
+        }
     }
 
     /// How many messages of a batch share one reading of the clock (at most a millisecond's
