@@ -2,9 +2,9 @@ import AccessoryKit
 import Configuration
 
 /// The made-up accessory that config/aabridge.yaml shipped in its `accessories:` section in
-/// 0.1.0 ("Alice's AirPods", `A1:B2:C3:D4:E5:F6`; CHANGELOG.md): every database started with that file migrated
-/// it, and it stayed a device in Home Assistant after the line left the file (a migration runs
-/// once, and removing an accessory is the user's request, never the file's).
+/// 0.1.0 ("Alice's AirPods", `A1:B2:C3:D4:E5:F6`; CHANGELOG.md): every database started with
+/// that file migrated it, and it stayed a device in Home Assistant after the line left the file
+/// (a migration runs once, and removing an accessory is the user's request, never the file's).
 ///
 /// At activation the runtime removes it, through the same path as `accessory/remove` (storage,
 /// retained state, Home Assistant discovery), but only while it is exactly what the file
