@@ -106,9 +106,9 @@ struct CommandLineTests {
         #expect(!output.contains("published"), "nothing is published before every line is checked")
     }
 
-    @Test("the shipped configuration validates")
-    func shippedConfiguration() throws {
-        let (status, output) = try Self.run(["validate", "--config", Self.repository.appendingPathComponent("config/aabridge.yaml").path])
+    @Test("the shipped configuration and the demo's validate", arguments: ["config/aabridge.yaml", "config/examples/demo.yaml"])
+    func shippedConfiguration(file: String) throws {
+        let (status, output) = try Self.run(["validate", "--config", Self.repository.appendingPathComponent(file).path])
         #expect(status == 0, "\(output)")
         #expect(output.contains("configuration is valid"))
     }
@@ -138,8 +138,8 @@ struct CommandLineTests {
             try? FileManager.default.removeItem(at: config)
         }
         // The environment is shared by tests running in parallel: point a copy of the file instead.
-        let shipped = try String(contentsOf: Self.repository.appendingPathComponent("config/aabridge.yaml"), encoding: .utf8)
-        try shipped.replacingOccurrences(of: "mqtt://localhost:1883", with: "mqtt://127.0.0.1:\(port)")
+        let demo = try String(contentsOf: Self.repository.appendingPathComponent("config/examples/demo.yaml"), encoding: .utf8)
+        try demo.replacingOccurrences(of: "mqtt://localhost:1883", with: "mqtt://127.0.0.1:\(port)")
             .write(to: config, atomically: true, encoding: .utf8)
         let child = try ChildProcess(
             path: Self.binary,

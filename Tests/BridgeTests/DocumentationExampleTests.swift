@@ -8,7 +8,7 @@ import Testing
 @testable import Bridge
 
 /// Keeps docs/mqtt-api.md honest: its `mosquitto_pub` examples are run as written, in document
-/// order, with the real `mosquitto_pub`, against the shipped config/aabridge.yaml (only the
+/// order, with the real `mosquitto_pub`, against the demo's config/examples/demo.yaml (only the
 /// broker and the database are the test's own, through `AABRIDGE_MQTT_SERVER` and
 /// `AABRIDGE_STORAGE_PATH`), and what the bridge answers is compared with the page.
 ///
@@ -18,7 +18,7 @@ import Testing
 /// order per topic, with the same text once times are masked (an ISO 8601 time, or `"..."`,
 /// matches any time); other messages in between are not compared. Every `mosquitto_sub` example
 /// must see at least one message by the end of the run.
-@Suite("docs/mqtt-api.md examples, run against the shipped configuration", .serialized)
+@Suite("docs/mqtt-api.md examples, run against the demo configuration", .serialized)
 struct DocumentationExampleTests {
     struct Example {
         /// The line of the `sh` block in the page (1-based), for failure messages.
@@ -163,7 +163,7 @@ struct DocumentationExampleTests {
         #expect(Self.mask(#"{"at":"2026-11-29T12:19:20.163Z","b":"...","c":1}"#) == #"{"at":"<time>","b":"<time>","c":1}"#)
     }
 
-    @Test("every mosquitto_pub example of docs/mqtt-api.md gets the documented answer from the shipped configuration")
+    @Test("every mosquitto_pub example of docs/mqtt-api.md gets the documented answer from the demo configuration")
     func examplesAnswerAsDocumented() async throws {
         let markdown = try String(contentsOfFile: Repository.file(Self.page), encoding: .utf8)
         let examples = Self.examples(markdown)
@@ -176,7 +176,7 @@ struct DocumentationExampleTests {
             "AABRIDGE_MQTT_SERVER": broker.url, "AABRIDGE_STORAGE_PATH": database, "AABRIDGE_LOG_LEVEL": "warning",
         ]
         let configuration = try ConfigurationLoader.load(
-            path: Repository.file("config/aabridge.yaml"), environment: environment, hostname: "docs"
+            path: Repository.file("config/examples/demo.yaml"), environment: environment, hostname: "docs"
         ).get()
         let observer = try await Observer(broker: broker, subscribe: ["aabridge/#", "homeassistant/#"])
         let runner = RuntimeRunner(configuration: configuration, databasePath: database)

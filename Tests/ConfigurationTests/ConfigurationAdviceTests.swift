@@ -33,11 +33,11 @@ struct ConfigurationAdviceTests {
 
         """
 
-    @Test("the shipped configuration has no warning")
-    func shipped() throws {
-        let configuration = try ConfigurationLoader.load(path: Repository.file("config/aabridge.yaml"), environment: [:]).get()
+    @Test("the shipped configuration and the demo's have no warning", arguments: ["config/aabridge.yaml", "config/examples/demo.yaml"])
+    func shipped(file: String) throws {
+        let configuration = try ConfigurationLoader.load(path: Repository.file(file), environment: [:]).get()
         #expect(configuration.warnings.isEmpty, "\(configuration.warnings)")
-        let (status, report) = ConfigurationLoader.validate(path: Repository.file("config/aabridge.yaml"), environment: [:])
+        let (status, report) = ConfigurationLoader.validate(path: Repository.file(file), environment: [:])
         #expect(status == 0)
         #expect(!report.contains("warning"))
     }

@@ -44,11 +44,41 @@ import Testing
         #expect(!ConfigurationLoader.machineHostname().isEmpty)
     }
 
+    /// A first run plants nothing the user does not own: the real products and the common
+    /// gateways, no accessory (each would be migrated into the database and become a device in
+    /// Home Assistant) and no source.
     @Test func shippedConfigurationLoads() throws {
         let path = ConfigurationTestSupport.repositoryFile("config/aabridge.yaml")
         let result = ConfigurationLoader.load(path: path, environment: [:], hostname: "testhost")
         guard case let .success(configuration) = result else {
             Issue.record("config/aabridge.yaml does not load: \(result)")
+            return
+        }
+        #expect(configuration.mqtt.server == "mqtt://localhost:1883")
+        #expect(configuration.storage.path == "data/aabridge.sqlite3")
+        #expect(configuration.products.map(\.name) == ["AirPods or Beats", "Fast Pair headphones"])
+        let airPods = try #require(configuration.product(named: "AirPods or Beats"))
+        #expect(airPods.placementDecoder == .appleProximity)
+        #expect(airPods.product.autoRegister)
+        #expect(airPods.product.capabilities == [.audioSwitching, .placement])
+        #expect(airPods.product.descriptor.bluetoothCompanyIdentifier == 0x004C)
+        let fastPair = try #require(configuration.product(named: "Fast Pair headphones"))
+        #expect(fastPair.placementDecoder == PlacementDecoder.none)
+        #expect(fastPair.product.capabilities == [.audioSwitching])
+        #expect(fastPair.product.descriptor.bluetoothServiceUUID == BluetoothUUID(shortValue: 0xFE2C))
+        #expect(configuration.gateways.map(\.format) == [.openmqttgateway, .espresense, .tasmota, .native])
+        #expect(configuration.accessories.isEmpty)
+        #expect(configuration.engine.migrations.isEmpty)
+        #expect(configuration.sources.isEmpty)
+        #expect(configuration.switching == SwitchingSettings())
+        #expect(configuration.engine.validate().isEmpty)
+    }
+
+    @Test func demoConfigurationLoads() throws {
+        let path = ConfigurationTestSupport.repositoryFile("config/examples/demo.yaml")
+        let result = ConfigurationLoader.load(path: path, environment: [:], hostname: "testhost")
+        guard case let .success(configuration) = result else {
+            Issue.record("config/examples/demo.yaml does not load: \(result)")
             return
         }
         #expect(configuration.mqtt.server == "mqtt://localhost:1883")
@@ -193,9 +223,11 @@ import Testing
     }
 
     @Test func validateCommandExitsWithStatusTwo() throws {
-        let good = ConfigurationLoader.validate(path: ConfigurationTestSupport.repositoryFile("config/aabridge.yaml"), environment: [:])
-        #expect(good.exitStatus == 0)
-        #expect(good.report.contains("valid"))
+        for file in ["config/aabridge.yaml", "config/examples/demo.yaml"] {
+            let good = ConfigurationLoader.validate(path: ConfigurationTestSupport.repositoryFile(file), environment: [:])
+            #expect(good.exitStatus == 0, "\(file)")
+            #expect(good.report.contains("valid"), "\(file)")
+        }
         let path = try ConfigurationTestSupport.temporaryFile(Array("log: {level: loud}\n".utf8))
         defer { ConfigurationTestSupport.remove(path) }
         let bad = ConfigurationLoader.validate(path: path, environment: [:])

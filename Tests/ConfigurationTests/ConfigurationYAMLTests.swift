@@ -196,8 +196,9 @@ import Testing
         #expect(issues.map(\.path) == ["log.<<"])
     }
 
-    @Test func everyTruncationOfTheShippedFileIsHandled() throws {
-        let path = ConfigurationTestSupport.repositoryFile("config/aabridge.yaml")
+    @Test(arguments: ["config/aabridge.yaml", "config/examples/demo.yaml"])
+    func everyTruncationOfTheShippedFileIsHandled(file: String) throws {
+        let path = ConfigurationTestSupport.repositoryFile(file)
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         // Every prefix, and every byte replaced by a troublesome one: an error or a configuration, never a crash.
         for end in stride(from: 0, through: bytes.count, by: 7) {

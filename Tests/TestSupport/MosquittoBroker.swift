@@ -19,16 +19,20 @@ public final class MosquittoBroker: Sendable {
         /// `acl_file`, which lets every subscription through in mosquitto 2.0, the plugin can
         /// refuse a subscription in the SUBACK.
         public var dynamicSecurity: String?
+        /// How often the broker publishes its `$SYS/broker/...` figures (mosquitto's
+        /// `sys_interval`; its default is 10 s).
+        public var sysIntervalSeconds: Int?
 
         public init(
             users: [String: String]? = nil, acl: String? = nil, tls: TestCertificates? = nil,
-            requireClientCertificate: Bool = false, dynamicSecurity: String? = nil
+            requireClientCertificate: Bool = false, dynamicSecurity: String? = nil, sysIntervalSeconds: Int? = nil
         ) {
             self.users = users
             self.acl = acl
             self.tls = tls
             self.requireClientCertificate = requireClientCertificate
             self.dynamicSecurity = dynamicSecurity
+            self.sysIntervalSeconds = sysIntervalSeconds
         }
     }
 
@@ -152,6 +156,7 @@ public final class MosquittoBroker: Sendable {
             try dynamicSecurity.write(to: file, atomically: true, encoding: .utf8)
             lines += ["plugin \(try Self.dynamicSecurityPlugin())", "plugin_opt_config_file \(file.path)"]
         }
+        if let sysIntervalSeconds = options.sysIntervalSeconds { lines.append("sys_interval \(sysIntervalSeconds)") }
         lines.append("listener \(port) 127.0.0.1")
         if let tls = options.tls, let tlsPort {
             lines += [

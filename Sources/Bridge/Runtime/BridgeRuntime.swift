@@ -311,7 +311,25 @@ public final class BridgeRuntime {
                 "accessories[\(index)]: \(entry.migration.id) is not paired (removed, or added to the file after the first start), "
                     + "so its keys are not used; pair it from the picker with picker/select, then set them with accessory/keys")
         }
+        // Only its owner removes it: a single bridge. In a cluster nothing is owned yet at
+        // activation, so no instance does (the example predates cluster mode).
+        if let phantom = ShippedPhantom.find(in: engine, configuration: configuration), ownership.owns(phantom) {
+            await removeShippedPhantom(phantom)
+        }
         return nil
+    }
+
+    /// Removes the accessory an earlier config/aabridge.yaml planted (``ShippedPhantom``), as
+    /// `accessory/remove` would; when it cannot be stored, the next start tries again.
+    private func removeShippedPhantom(_ id: BluetoothAddress) async {
+        if let error = await perform(.request(.remove(id), name: "accessory/remove"), at: clock()).notStored {
+            logger.warning("could not remove \(ShippedPhantom.name) (\(id)), the example accessory: \(error.message)")
+        } else {
+            logger.info(
+                "removed \(ShippedPhantom.name) (\(id)): the example accessory an earlier config/aabridge.yaml migrated into "
+                    + "this database, still as the file planted it (no new name, key, source or followed address); the file no longer lists it"
+            )
+        }
     }
 
     /// How many messages of a batch share one reading of the clock (at most a millisecond's
