@@ -52,7 +52,8 @@ public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
             products: products.map(\.product), declaration: setup, switching: switching,
             migrations: accessories.map(\.migration),
             keys: Dictionary(
-                accessories.filter { !$0.keys.isEmpty }.map { ($0.migration.id, $0.keys) }, uniquingKeysWith: { first, _ in first }))
+                accessories.filter { !$0.keys.isEmpty }.map { ($0.migration.id, $0.keys) }, uniquingKeysWith: { first, _ in first }),
+            sourceNames: Dictionary(sources.map { ($0.address, $0.name) }, uniquingKeysWith: { first, _ in first }))
     }
 
     /// The product entry with this name.

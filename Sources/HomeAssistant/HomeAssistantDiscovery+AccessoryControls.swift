@@ -97,9 +97,7 @@ extension HomeAssistantDiscovery {
                     "button", "invalidate", name: "Invalidate registration", request: "accessory/invalidate",
                     [("payload_press", pressPayload), ("icon", "mdi:link-off"), ("entity_category", "config")]))
         }
-        if capabilities.contains(.audioSwitching), !sources.isEmpty {
-            controls.append(preferredSource(id: id, state: state, capabilities: capabilities, control: control))
-        }
+        controls += homeSourceControls(status, state: state, control: control)
         // Keys are write-only. Without a state topic Home Assistant's text would be optimistic
         // and keep the typed key as its state (in the state machine, the recorder's history
         // and every state_changed event). So the state comes from the accessory's state topic
@@ -125,39 +123,78 @@ extension HomeAssistantDiscovery {
         return controls
     }
 
-    /// The "Preferred source" select: the configured sources by name, and "none".
-    ///
-    /// The primary source is part of the registration, so choosing one registers again
-    /// (accessory/register, the container role's way to set it; `/set` is the extension
-    /// role's) with the registered capabilities and the chosen primary. Registering replaces
-    /// the registration: the secondary source is cleared and, with `placement`, the placement
-    /// starts `offHead` until the next reading.
-    private func preferredSource(
-        id: String, state: String, capabilities: AccessoryControlDevice.Capabilities,
-        control: (String, String, String, String, [(String, JSONValue)]) -> (String, JSONValue)
-    ) -> (String, JSONValue) {
-        let none = "none"
-        // A name given twice gets its address, so every option is unique.
+    /// The "Home source" options: every named source device (by name, an address added where
+    /// two share a name), then the accessory's home sources that have no name (by address).
+    func homeSourceOptions(_ status: AccessoryStatus) -> [(label: String, address: BluetoothAddress)] {
+        let named = sourceNames.sorted { ($0.value, $0.key) < ($1.value, $1.key) }
         var seen: [String: Int] = [:]
-        for source in sources { seen[source.name, default: 0] += 1 }
-        let options = sources.map { (seen[$0.name] ?? 0) > 1 ? "\($0.name) (\($0.address))" : $0.name }
-        let ids = JinjaLiteral.dictionary(zip(options, sources).map { ($0, $1.address.description) })
-        let names = JinjaLiteral.dictionary(zip(options, sources).map { ($1.address.description, $0) })
-        let list = JinjaLiteral.list(capabilities.names)
-        return control(
-            "select", "preferred_source", "Preferred source", "accessory/register",
-            [
-                (
-                    "command_template",
-                    .string(
-                        "{% set ids = \(ids) %}{{ {'id': \(JinjaLiteral.string(id)), 'capabilities': \(list), "
-                            + "'primary_source': ids.get(value), 'transaction': '\(Self.transaction)'} | tojson }}")
-                ),
-                ("options", .array(([none] + options).map(JSONValue.string))),
-                ("state_topic", .string(state)),
-                // A primary that is not a configured source shows as "none" (it has no option).
-                ("value_template", .string("{% set names = \(names) %}{{ names.get(value_json.primary_source, '\(none)') }}")),
-                ("icon", "mdi:cellphone-sound"), ("entity_category", "config"),
-            ])
+        for (_, name) in named { seen[name, default: 0] += 1 }
+        let labelled = named.map { address, name in (label: (seen[name] ?? 0) > 1 ? "\(name) (\(address))" : name, address: address) }
+        let unnamed = status.homeSources.filter { sourceNames[$0] == nil }.map { (label: $0.description, address: $0) }
+        return labelled + unnamed
+    }
+
+    /// The home source controls (household.md, "Home sources"): a select of the known sources
+    /// and "none", and a text for any address; and the alias text. Each sends its own request
+    /// (`accessory/home_sources`, `accessory/alias`), which never registers again nor touches
+    /// the placement. The select keeps the unique id of the earlier "Preferred source" select
+    /// (`_preferred_source`), so an existing entity carries on under its new name.
+    private func homeSourceControls(
+        _ status: AccessoryStatus, state: String,
+        control: (String, String, String, String, [(String, JSONValue)]) -> (String, JSONValue)
+    ) -> [(String, JSONValue)] {
+        let id = JinjaLiteral.string(status.accessory.id.description)
+        let transaction = "'\(Self.transaction)'"
+        let none = "none"
+        let options = homeSourceOptions(status)
+        let ids = JinjaLiteral.dictionary(options.map { ($0.label, $0.address.description) })
+        let labels = JinjaLiteral.dictionary(options.map { ($0.address.description, $0.label) })
+        return [
+            control(
+                "select", "preferred_source", "Home source", "accessory/home_sources",
+                [
+                    (
+                        "command_template",
+                        .string(
+                            "{% set ids = \(ids) %}{{ {'id': \(id), 'sources': [ids[value]] if value in ids else [], "
+                                + "'transaction': \(transaction)} | tojson }}")
+                    ),
+                    ("options", .array(([none] + options.map(\.label)).map(JSONValue.string))),
+                    ("state_topic", .string(state)),
+                    (
+                        "value_template",
+                        .string(
+                            "{% set labels = \(labels) %}{% set first = (value_json.home_sources or [None])[0] %}"
+                                + "{{ labels.get(first, '\(none)') if first else '\(none)' }}")
+                    ),
+                    ("icon", "mdi:cellphone-sound"), ("entity_category", "config"),
+                ]),
+            control(
+                "text", "home_source_address", "Home source address", "accessory/home_sources",
+                [
+                    (
+                        "command_template",
+                        .string(
+                            "{{ {'id': \(id), 'sources': [value | trim] if value | trim else [], 'transaction': \(transaction)} | tojson }}"
+                        )
+                    ),
+                    ("state_topic", .string(state)),
+                    ("value_template", "{{ (value_json.home_sources or [''])[0] }}"),
+                    ("min", 0), ("max", 17), ("icon", "mdi:cellphone-link"), ("entity_category", "config"),
+                ]),
+            control(
+                "text", "alias", "Alias", "accessory/alias",
+                [
+                    (
+                        "command_template",
+                        .string(
+                            "{{ {'id': \(id), 'address': (value | trim) if value | trim else None, 'transaction': \(transaction)} | tojson }}"
+                        )
+                    ),
+                    ("state_topic", .string(state)),
+                    ("value_template", "{{ value_json.alias or '' }}"),
+                    ("min", 0), ("max", 17), ("icon", "mdi:bluetooth-connect"), ("entity_category", "config"),
+                ]),
+        ]
     }
 }

@@ -7,7 +7,7 @@ extension HomeAssistantDiscovery {
     static let transaction = "homeassistant"
 
     /// The bridge device's controls: Dismiss picker, the pairing form (Candidate select, Name
-    /// text, Pair button) and the Last request sensor.
+    /// text, Pair button), Name a source, and the Last request sensor.
     ///
     /// A button's payload is static, so Pair cannot carry the candidate and name: the select
     /// and the text fill in a form the bridge keeps (`bridge/pairing/set`, its state retained
@@ -83,6 +83,29 @@ extension HomeAssistantDiscovery {
                     "command_topic": .string(topics.bridgePairingSet),
                     "payload_press": .string("{\"action\":\"pair\",\"transaction\":\"\(Self.transaction)\"}"),
                     "icon": "mdi:link-variant",
+                    "availability": availability,
+                ]
+            ),
+            (
+                "source_name",
+                [
+                    "platform": "text",
+                    "name": "Name a source",
+                    "unique_id": .string(unique("source_name")),
+                    "command_topic": .string(topics.requestPrefix + "source/name"),
+                    // `address=name` names a source device; `address=` removes the name given here
+                    // (source/name checks the address and the name, and refuses with the key).
+                    "command_template": .string(
+                        "{% set parts = value.split('=', 1) %}{{ {'address': parts[0] | trim, "
+                            + "'name': (parts[1] | trim) if parts | length > 1 and parts[1] | trim else None, "
+                            + "'transaction': '\(Self.transaction)'} | tojson }}"),
+                    // Write-only: what was typed never stays as the entity's state.
+                    "state_topic": .string(topics.bridgeState),
+                    "value_template": "{{ '' }}",
+                    "min": 0,
+                    "max": 90,
+                    "icon": "mdi:cellphone-text",
+                    "entity_category": "config",
                     "availability": availability,
                 ]
             ),

@@ -24,9 +24,12 @@ public struct HomeAssistantDiscovery: Sendable {
     public var topics: Topics
     /// The configured products, for model, manufacturer and capabilities.
     public var products: [String: Product]
-    /// The configured sources (`sources:`), in order: the options of an accessory's
-    /// "Preferred source" select, by name.
+    /// The configured sources (`sources:`), in order.
     public var sources: [SourceConfiguration]
+    /// Every named source device: the configuration's names and those given at run time
+    /// (`source/name`; the configuration's win). The options of an accessory's "Home source"
+    /// select, by name; the runtime keeps it current (``HomeAssistantDiscoveryTracker``).
+    public var sourceNames: [BluetoothAddress: String]
     /// `origin.support_url`; omitted when nil.
     public var supportURL: String?
     /// `origin.sw_version` and the bridge device's `sw_version`.
@@ -44,6 +47,7 @@ public struct HomeAssistantDiscovery: Sendable {
         // The first entry wins, as `BridgeConfiguration.product(named:)` does.
         self.products = Dictionary(products.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.sources = sources
+        self.sourceNames = Dictionary(sources.map { ($0.address, $0.name) }, uniquingKeysWith: { first, _ in first })
         self.supportURL = supportURL
         self.version = version
     }
@@ -92,7 +96,7 @@ public struct HomeAssistantDiscovery: Sendable {
         HomeAssistantDiscoveryKey(
             id: status.accessory.id, name: status.accessory.displayName, product: status.accessory.product,
             capabilities: capabilities(of: status), batteryParts: HomeAssistantBatteryPart.present(in: status.battery),
-            model: status.model)
+            model: status.model, homeSourceOptions: homeSourceOptions(status).map(\.address))
     }
 
     /// Whether a message on `statusTopic` is Home Assistant's birth message (`online`).

@@ -17,12 +17,16 @@ public struct HomeAssistantDiscoveryKey: Hashable, Sendable {
     public var capabilities: AccessoryControlDevice.Capabilities
     /// Which battery sensors exist.
     public var batteryParts: Set<HomeAssistantBatteryPart>
+    /// The options of the "Home source" select, in order (named sources, then the
+    /// accessory's unnamed home sources): a source named or a home source set changes them.
+    public var homeSourceOptions: [BluetoothAddress]
 
     /// Creates a key.
     public init(
         id: BluetoothAddress, name: String, product: String, capabilities: AccessoryControlDevice.Capabilities,
-        batteryParts: Set<HomeAssistantBatteryPart>, model: String? = nil
+        batteryParts: Set<HomeAssistantBatteryPart>, model: String? = nil, homeSourceOptions: [BluetoothAddress] = []
     ) {
+        self.homeSourceOptions = homeSourceOptions
         self.id = id
         self.model = model
         self.name = name

@@ -13,7 +13,7 @@ import JSON
 /// - on `accessoryChanged(status)`: publish `changed(status)` when it is not nil, retained;
 /// - on `accessoryRemoved(id)`: publish an empty retained payload to `removed(id)`.
 public struct HomeAssistantDiscoveryTracker: Sendable {
-    public let discovery: HomeAssistantDiscovery
+    public private(set) var discovery: HomeAssistantDiscovery
     private var published: [BluetoothAddress: HomeAssistantDiscoveryKey] = [:]
     private var batteryParts: [BluetoothAddress: Set<HomeAssistantBatteryPart>] = [:]
     /// The picker's candidates in the bridge device's last discovery (its "Candidate" options).
@@ -52,6 +52,16 @@ public struct HomeAssistantDiscoveryTracker: Sendable {
         guard candidates != self.candidates else { return nil }
         self.candidates = candidates
         return discovery.bridgeDevice(candidates: candidates)
+    }
+
+    /// The source devices' names changed (`source/name`): the discovery of every accessory
+    /// whose "Home source" options change with them.
+    public mutating func sourceNamesChanged(
+        _ names: [BluetoothAddress: String], statuses: [AccessoryStatus]
+    ) -> [(topic: String, payload: JSONValue)] {
+        guard names != discovery.sourceNames else { return [] }
+        discovery.sourceNames = names
+        return statuses.filter { published[$0.accessory.id] != nil }.compactMap { changed($0) }
     }
 
     /// Forgets the accessory; returns the topic to clear with an empty retained payload.

@@ -4,8 +4,9 @@ import AccessoryKit
 /// types, and `load`'s reads (the rows are decoded by ``StoredRows``, shared with ``PostgresStore``).
 extension AccessoryStore {
     static func perform(_ write: StorageWrite, on connection: SQLiteConnection, now: Int64) throws(StorageError) {
-        let (sql, parameters): (String, [SQLiteConnection.Value]) = StoredWrites.statement(write, now: now)
-        try connection.run(sql, parameters)
+        for (sql, parameters) in StoredWrites.statements(write, now: now) as [(String, [SQLiteConnection.Value])] {
+            try connection.run(sql, parameters)
+        }
     }
 
     static func replaceSources(

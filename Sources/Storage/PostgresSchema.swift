@@ -86,5 +86,27 @@ enum PostgresSchema {
                     since TIMESTAMPTZ
                 );
                 """),
+        // 3: SQLite's version 4: home sources, aliases, run-time source names.
+        StoreSchema.Migration(
+            version: 3,
+            sql: """
+                CREATE TABLE home_sources (
+                    accessory_id BIGINT NOT NULL
+                        REFERENCES accessories(id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+                    position INTEGER NOT NULL,
+                    source BIGINT NOT NULL,
+                    PRIMARY KEY (accessory_id, position)
+                );
+                CREATE TABLE aliases (
+                    accessory_id BIGINT PRIMARY KEY
+                        REFERENCES accessories(id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+                    alias BIGINT NOT NULL UNIQUE
+                );
+                CREATE TABLE source_names (
+                    source BIGINT PRIMARY KEY,
+                    name TEXT NOT NULL,
+                    updated_at BIGINT NOT NULL
+                );
+                """),
     ]
 }

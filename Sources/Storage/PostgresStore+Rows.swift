@@ -4,8 +4,9 @@ import AccessoryKit
 /// parameter types, and `load`'s reads, decoded by ``StoredRows`` as SQLite's are.
 extension PostgresStore {
     static func perform(_ write: StorageWrite, on connection: PostgresConnection, now: Int64) throws(StorageError) {
-        let (sql, parameters): (String, [PostgresValue]) = StoredWrites.statement(write, now: now)
-        try connection.run(sql, parameters)
+        for (sql, parameters) in StoredWrites.statements(write, now: now) as [(String, [PostgresValue])] {
+            try connection.run(sql, parameters)
+        }
     }
 
     static func replaceSources(

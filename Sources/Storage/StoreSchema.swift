@@ -76,5 +76,28 @@ enum StoreSchema {
                     updated_at INTEGER NOT NULL
                 ) STRICT;
                 """),
+        // 4: what the user said that lasts (household.md): each accessory's home sources, in
+        // order, and its alias (its public address, unique); names given to sources at run time.
+        Migration(
+            version: 4,
+            sql: """
+                CREATE TABLE home_sources (
+                    accessory_id INTEGER NOT NULL
+                        REFERENCES accessories(id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+                    position INTEGER NOT NULL,
+                    source INTEGER NOT NULL,
+                    PRIMARY KEY (accessory_id, position)
+                ) STRICT, WITHOUT ROWID;
+                CREATE TABLE aliases (
+                    accessory_id INTEGER PRIMARY KEY NOT NULL
+                        REFERENCES accessories(id) ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+                    alias INTEGER NOT NULL UNIQUE
+                ) STRICT;
+                CREATE TABLE source_names (
+                    source INTEGER PRIMARY KEY NOT NULL,
+                    name TEXT NOT NULL,
+                    updated_at INTEGER NOT NULL
+                ) STRICT;
+                """),
     ]
 }

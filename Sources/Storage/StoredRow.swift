@@ -39,6 +39,11 @@ enum StoredRows {
     static let registration =
         "SELECT accessory_id, capabilities, placement, primary_source, secondary_source, invalidated FROM registrations WHERE accessory_id = $1"
     static let identity = "SELECT accessory_id, irk, encryption_key, followed_address FROM identities WHERE accessory_id = $1"
+    static let homeSources = "SELECT accessory_id, source FROM home_sources ORDER BY accessory_id, position"
+    static let homeSourcesOfOne = "SELECT accessory_id, source FROM home_sources WHERE accessory_id = $1 ORDER BY position"
+    static let aliases = "SELECT accessory_id, alias FROM aliases"
+    static let alias = "SELECT accessory_id, alias FROM aliases WHERE accessory_id = $1"
+    static let sourceNames = "SELECT source, name FROM source_names"
 
     static func address(_ value: Int64) -> BluetoothAddress { BluetoothAddress(rawValue: UInt64(bitPattern: value)) }
 
@@ -53,7 +58,8 @@ enum StoredRows {
         var descriptors: [String: DiscoveryDescriptor] = [:]
         // Every row, or each accessory's rows.
         let selections: [(all: String, one: String)] = [
-            (accessories, accessory), (registrations, registration), (identities, identity),
+            (accessories, accessory), (registrations, registration), (identities, identity), (homeSources, homeSourcesOfOne),
+            (aliases, alias),
         ]
         for (table, selection) in selections.enumerated() {
             let read = { (row: Row) throws(StorageError) in
@@ -62,7 +68,10 @@ enum StoredRows {
                 case 1:
                     let (id, registration) = try Self.registration(row, location: location)
                     state.registrations[id] = registration
-                default: try Self.identity(row, location: location, into: &state)
+                case 2: try Self.identity(row, location: location, into: &state)
+                // In position order: each row is the next home source of its accessory.
+                case 3: state.homeSources[address(row.integer(0)), default: []].append(address(row.integer(1)))
+                default: state.aliases[address(row.integer(0))] = address(row.integer(1))
                 }
             }
             guard let ids else {
@@ -73,6 +82,9 @@ enum StoredRows {
         }
         try run("SELECT value FROM meta WHERE key = 'migration_complete'", nil) { (row: Row) throws(StorageError) in
             if row.text(0) == "1" { state.migrationComplete = true }
+        }
+        try run(sourceNames, nil) { (row: Row) throws(StorageError) in
+            if let name = row.text(1) { state.sourceNames[address(row.integer(0))] = name }
         }
         return state
     }

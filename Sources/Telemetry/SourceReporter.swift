@@ -31,12 +31,16 @@ public struct SourceReporter: Sendable {
         /// Its `primary_source` and `secondary_source`, when set.
         public var primarySource: BluetoothAddress?
         public var secondarySource: BluetoothAddress?
+        /// Its `alias`: the public address this device's Bluetooth knows it by, when the id is
+        /// the rotating address it was paired from.
+        public var alias: BluetoothAddress?
 
         public init(
             id: BluetoothAddress, name: String, takesSources: Bool, available: Bool, primarySource: BluetoothAddress? = nil,
-            secondarySource: BluetoothAddress? = nil
+            secondarySource: BluetoothAddress? = nil, alias: BluetoothAddress? = nil
         ) {
             self.id = id
+            self.alias = alias
             self.name = name
             self.takesSources = takesSources
             self.available = available
@@ -113,6 +117,11 @@ public struct SourceReporter: Sendable {
         (accessories?.values.filter(\.takesSources) ?? []).sorted { $0.id < $1.id }
     }
 
+    /// The addresses bluetoothctl may list for the watched accessories: their ids and aliases.
+    public var watchedAddresses: [BluetoothAddress] {
+        watched.flatMap { [$0.id] + ($0.alias.map { [$0] } ?? []) }
+    }
+
     /// A new publication of `bridge/accessories`, received at `time`.
     public mutating func bridgePublished(_ accessories: [Accessory], at time: Timestamp) {
         self.accessories = Dictionary(accessories.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
@@ -121,7 +130,8 @@ public struct SourceReporter: Sendable {
 
     /// Compares what is connected now (the addresses bluetoothctl lists) with what was
     /// reported and with the bridge's state, and returns the changes to send, accessories in
-    /// address order. Devices the bridge does not take sources for are ignored.
+    /// address order. An accessory is connected when its id or its alias is listed. Devices
+    /// the bridge does not take sources for are ignored.
     public mutating func reconcile(connected: Set<BluetoothAddress>, at now: Timestamp) -> [Change] {
         guard let accessories else { return [] }
         var changes: [Change] = []
@@ -135,7 +145,8 @@ public struct SourceReporter: Sendable {
             // Only a state received well after the last message about it shows that message's effect.
             let settled = sentAt[id].map { stateReceivedAt.milliseconds(since: $0) >= Self.settleMilliseconds } ?? true
             let change: Change?
-            switch (connected.contains(id), reported[id] != nil) {
+            let isConnected = connected.contains(id) || accessory.alias.map(connected.contains) == true
+            switch (isConnected, reported[id] != nil) {
             case (true, false):
                 reported[id] = accessory.label
                 // What the bridge already lists needs no message (a second `--once`, a restart),

@@ -72,6 +72,9 @@ enum KeysCommand {
         var id: BluetoothAddress
         var name: String
         var hasIRK: Bool
+        /// Its public address (`accessory/alias`): BlueZ knows an accessory paired from a
+        /// rotating address by this one.
+        var alias: BluetoothAddress?
 
         var label: String { "\(id) \"\(name)\"" }
     }
@@ -294,26 +297,28 @@ enum KeysCommand {
         -> [Entry]
     {
         let byID = Dictionary(accessories.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        // A device's address is an accessory's when it is its id or its alias.
+        let byAddress = byID.merging(accessories.compactMap { accessory in accessory.alias.map { ($0, accessory) } }) { id, _ in id }
         guard let target = selection.accessory else {
             return groups.map { devices in
                 guard let key = usableKey(devices) else { return Entry(devices: devices, outcome: .skip(reasonWithoutKey(devices))) }
-                guard let accessory = byID[devices[0].address] else {
+                guard let accessory = byAddress[devices[0].address] else {
                     return Entry(
                         devices: devices,
                         outcome: .skip(
                             "not imported: no accessory has this id (to import it into an accessory by name, run again with --id <accessory id>)"
                         ))
                 }
-                return Entry(devices: devices, outcome: .importInto(accessory, key, because: identityReason(accessory)))
+                return Entry(devices: devices, outcome: .importInto(accessory, key, because: identityReason(accessory, devices[0].address)))
             }
         }
-        guard let accessory = byID[target] else {
+        guard let accessory = byAddress[target] else {
             let known = accessories.map(\.label).joined(separator: ", ")
             throw Failure(
                 status: 2, message: "--id: the bridge has no accessory \(target) (accessories: \(known.isEmpty ? "none" : known))")
         }
         let chosen = try choose(groups: groups, for: accessory, selection: selection)
-        if let owner = byID[chosen.address], owner.id != accessory.id {
+        if let owner = byAddress[chosen.address], owner.id != accessory.id {
             throw Failure(
                 status: 2,
                 message:
@@ -325,15 +330,16 @@ enum KeysCommand {
                 return Entry(devices: devices, outcome: .skip("not imported: --id \(accessory.id) imports from one device only"))
             }
             let because =
-                chosen.address == accessory.id
-                ? identityReason(accessory)
+                chosen.address == accessory.id || chosen.address == accessory.alias
+                ? identityReason(accessory, chosen.address)
                 : selection.device != nil ? "chosen with --device and --id" : "its name is the accessory's, chosen with --id"
             return Entry(devices: devices, outcome: .importInto(accessory, key, because: because))
         }
     }
 
     /// The device whose IRK goes to `accessory` under `--id`: the one `--device` names, or the
-    /// one at the accessory's own address, or the only one with an IRK named like the accessory.
+    /// one at the accessory's own address (its id or its alias), or the only one with an IRK
+    /// named like the accessory.
     static func choose(
         groups: [[BlueZPairingStore.Device]], for accessory: Accessory, selection: Selection
     ) throws(Failure)
@@ -348,7 +354,7 @@ enum KeysCommand {
             return devices[0]
         }
         let withKeys = groups.filter { usableKey($0) != nil }
-        if let own = withKeys.first(where: { $0[0].address == accessory.id }) { return own[0] }
+        if let own = withKeys.first(where: { $0[0].address == accessory.id || $0[0].address == accessory.alias }) { return own[0] }
         let wanted = comparable(accessory.name)
         let named = withKeys.filter { devices in
             devices.contains { [$0.name, $0.alias].contains { $0.map(comparable) == wanted } }
@@ -391,8 +397,9 @@ enum KeysCommand {
         return "skipped: \(problem)"
     }
 
-    static func identityReason(_ accessory: Accessory) -> String {
-        "its id is this device's identity address" + (accessory.hasIRK ? "; replaces the IRK it has" : "")
+    static func identityReason(_ accessory: Accessory, _ address: BluetoothAddress) -> String {
+        (address == accessory.id ? "its id is this device's identity address" : "its alias is this device's identity address")
+            + (accessory.hasIRK ? "; replaces the IRK it has" : "")
     }
 
     static func describe(_ outcome: Outcome) -> String {
@@ -437,7 +444,9 @@ enum KeysCommand {
         }
         return array.compactMap { object in
             guard let id = object["id"]?.stringValue.flatMap({ BluetoothAddress($0) }) else { return nil }
-            return Accessory(id: id, name: object["name"]?.stringValue ?? "", hasIRK: object["keys"]?["irk"]?.boolValue == true)
+            return Accessory(
+                id: id, name: object["name"]?.stringValue ?? "", hasIRK: object["keys"]?["irk"]?.boolValue == true,
+                alias: object["alias"]?.stringValue.flatMap { BluetoothAddress($0) })
         }
     }
 

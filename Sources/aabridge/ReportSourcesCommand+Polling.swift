@@ -16,7 +16,7 @@ extension ReportSourcesCommand {
             var reporter = reporter
             var bluetoothctl = bluetoothctl
             var generation = generation
-            var watched = reporter.watched.map(\.id)
+            var watched = reporter.watchedAddresses
             var failing = false
             while true {
                 try? await Task.sleep(for: interval)
@@ -27,8 +27,8 @@ extension ReportSourcesCommand {
                     generation = newer
                     if let accessories = parseAccessories(payload) {
                         reporter.bridgePublished(accessories, at: receivedAt)
-                        if reporter.watched.map(\.id) != watched {
-                            watched = reporter.watched.map(\.id)
+                        if reporter.watchedAddresses != watched {
+                            watched = reporter.watchedAddresses
                             say(watchedLine(reporter.watched, source: source))
                         }
                     }

@@ -108,7 +108,7 @@ enum ReportSourcesCommand {
             say(watchedLine(reporter.watched, source: source))
             let connected: Set<BluetoothAddress>
             do {
-                let answer = try await bluetoothctl.connected(among: reporter.watched.map(\.id))
+                let answer = try await bluetoothctl.connected(among: reporter.watchedAddresses)
                 if let note = answer.note { say(note) }
                 connected = answer.devices
             } catch {
@@ -318,7 +318,8 @@ enum ReportSourcesCommand {
                 takesSources: object["registration"]?.stringValue == "active" && capabilities.contains("audioSwitching"),
                 available: object["available"]?.boolValue == true,
                 primarySource: object["primary_source"]?.stringValue.flatMap { BluetoothAddress($0) },
-                secondarySource: object["secondary_source"]?.stringValue.flatMap { BluetoothAddress($0) })
+                secondarySource: object["secondary_source"]?.stringValue.flatMap { BluetoothAddress($0) },
+                alias: object["alias"]?.stringValue.flatMap { BluetoothAddress($0) })
         }
     }
 

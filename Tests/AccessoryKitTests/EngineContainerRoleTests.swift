@@ -53,16 +53,18 @@ struct EngineContainerRoleTests {
         #expect(harness.configuration(id)?.primaryAudioSourceDeviceIdentifier == Fixtures.tv)
     }
 
-    @Test("sources at select for a product without auto_register: invalidRequest, nothing set up")
+    @Test("sources at select for a product without auto_register: set up, and they are its home sources, not registered")
     func sourcesWithoutAutoRegister() {
         var harness = Self.harness()
         let id = Fixtures.address(3)
         harness.request(.showPicker(products: [Fixtures.buds.name], timeout: .default))
         harness.send(.sighting(Fixtures.sighting(id, for: Fixtures.buds)))
         let step = harness.request(.selectCandidate(id, name: nil, sources: [Fixtures.phone]))
-        #expect(step.setupErrorCode == .invalidRequest)
-        #expect(!harness.engine.accessories.contains { $0.id == id })
-        #expect(harness.engine.picker?.candidate(id) != nil, "the candidate is still offered")
+        #expect(step.succeeded)
+        #expect(harness.engine.accessories.contains { $0.id == id })
+        #expect(harness.engine.status(of: id)?.homeSources == [Fixtures.phone], "household.md: for every product")
+        #expect(harness.engine.registry[id] == nil, "only an auto_register product is registered at setup")
+        #expect(step.outputs.contains(.storage(.saveHomeSources(id, [Fixtures.phone]))))
     }
 
     @Test("an invalidated auto_register registration is registered again in the same step, with its sources")

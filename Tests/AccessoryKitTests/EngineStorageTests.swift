@@ -15,6 +15,9 @@ struct EngineStorageTests {
         var migrationComplete = false
         var keys: [BluetoothAddress: AccessoryKeys] = [:]
         var followed: [BluetoothAddress: BluetoothAddress] = [:]
+        var homeSources: [BluetoothAddress: [BluetoothAddress]] = [:]
+        var aliases: [BluetoothAddress: BluetoothAddress] = [:]
+        var sourceNames: [BluetoothAddress: String] = [:]
 
         mutating func apply(_ outputs: [EngineOutput]) {
             for case .storage(let write) in outputs {
@@ -24,11 +27,16 @@ struct EngineStorageTests {
                     accessories[id] = nil
                     keys[id] = nil
                     followed[id] = nil
+                    homeSources[id] = nil
+                    aliases[id] = nil
                 case .upsertRegistration(let id, let registration): registrations[id] = registration
                 case .deleteRegistration(let id): registrations[id] = nil
                 case .migrationComplete: migrationComplete = true
                 case .saveKeys(let id, let new): keys[id] = new.isEmpty ? nil : new
                 case .saveFollowedAddress(let id, let address): followed[id] = address
+                case .saveHomeSources(let id, let sources): homeSources[id] = sources.isEmpty ? nil : sources
+                case .saveAlias(let id, let alias): aliases[id] = alias
+                case .saveSourceName(let source, let name): sourceNames[source] = name
                 }
             }
         }
@@ -36,7 +44,7 @@ struct EngineStorageTests {
         var restored: RestoredState {
             RestoredState(
                 accessories: Array(accessories.values), registrations: registrations, migrationComplete: migrationComplete,
-                keys: keys, followedAddresses: followed)
+                keys: keys, followedAddresses: followed, homeSources: homeSources, aliases: aliases, sourceNames: sourceNames)
         }
     }
 

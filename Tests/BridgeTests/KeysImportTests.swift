@@ -254,6 +254,22 @@ struct KeysImportTests {
         }
     }
 
+    @Test("a BlueZ device at an accessory's alias (its public address) imports into that accessory")
+    func byAlias() async throws {
+        _ = try await Self.withRunningBridge { workspace, config, observer in
+            let alias = "F0:F1:F2:F3:F4:F5"
+            #expect(try await observer.request("accessory/alias", #""id":"\#(Fixture.airPods)","address":"\#(alias)""#)["status"] == "ok")
+            await observer.waitFor("aabridge/bridge/accessories") { $0.arrayValue?.contains { $0["alias"] == .string(alias) } == true }
+            try workspace.pair(alias, name: "AirPods Pro", key: Self.keyAsBlueZWritesIt)
+            let (status, output) = try Self.run(["keys", "import-bluez", "--config", config, "--bluetooth-dir", workspace.bluetooth])
+            #expect(status == 0, "\(output)")
+            #expect(
+                output.contains("into \(Fixture.airPods) \"Alice's AirPods\" (its alias is this device's identity address)"), "\(output)")
+            await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["keys"]?["irk"] == true }
+            Self.expectNoKey(in: output, "the output")
+        }
+    }
+
     @Test("by name only with --id: refused when no device or more than one fits, or when the device is another accessory")
     func byName() async throws {
         _ = try await Self.withRunningBridge { workspace, config, _ in

@@ -128,22 +128,21 @@ struct PickerFlowTests {
         }
     }
 
-    @Test("primary_source on select for a product without auto_register: invalidRequest, nothing is set up")
-    func sourcesNeedAutoRegister() async throws {
+    @Test("primary_source on select for a product without auto_register: set up with it as its home source, not registered")
+    func sourcesOfAnyProductAreHomeSources() async throws {
         try await withBridge { _, observer async throws in
             try await Self.presentAcmeCandidate(observer)
-            let refused = try await observer.request(
-                "picker/select", #""id":"D0:C3:D2:A1:B2:C3","primary_source":"\#(Fixture.phone)""#)
-            #expect(refused["error"]?["code"] == "invalidRequest")
-            #expect(refused["error"]?["message"]?.stringValue?.contains("auto_register") == true)
-            #expect(!observer.eventTypes.drop { $0 != "pickerDidPresent" }.contains("accessoryAdded"))
-            #expect(observer.json(on: Self.picker).last?["state"] == "presented")
             // A secondary without a primary is refused before anything is looked at.
             let lonely = try await observer.request(
                 "picker/select", #""id":"D0:C3:D2:A1:B2:C3","secondary_source":"\#(Fixture.phone)""#)
             #expect(lonely["error"]?["code"] == "invalidRequest")
             #expect(lonely["error"]?["message"]?.stringValue?.contains("secondary_source") == true)
-            #expect(try await observer.request("picker/select", #""id":"D0:C3:D2:A1:B2:C3""#)["status"] == "ok")
+            #expect(!observer.eventTypes.drop { $0 != "pickerDidPresent" }.contains("accessoryAdded"))
+            let selected = try await observer.request(
+                "picker/select", #""id":"D0:C3:D2:A1:B2:C3","primary_source":"\#(Fixture.phone)""#)
+            #expect(selected["status"] == "ok")
+            let state = await observer.waitFor("aabridge/accessory/D0C3D2A1B2C3") { $0["home_sources"] == [.string(Fixture.phone)] }
+            #expect(state?["registration"] == "none", "only an auto_register product is registered at setup")
         }
     }
 

@@ -139,6 +139,20 @@ struct ReportSourcesTests {
         return observer.json(on: topic)[number - 1]
     }
 
+    /// One `--once` run that reports Kitchen Speaker connected to the desktop; returns once the
+    /// route and the retained list the next run reads show it (the list follows the state).
+    static func reportOnce(_ base: [String], _ observer: Observer) async throws -> (status: Int32, output: String) {
+        let result = try Self.run(base + ["--once"])
+        #expect(result.status == 0, "\(result.output)")
+        #expect(Self.changeLines(result.output) == ["connected \(Fixture.speaker) (Kitchen Speaker) to 66:55:44:33:22:11"])
+        await observer.waitFor(Self.desktopRoute) { $0["target"] == .string(Fixture.speaker) }
+        await observer.waitFor("aabridge/bridge/accessories") { accessories in
+            accessories.arrayValue?.contains { $0["id"] == .string(Fixture.speaker) && $0["primary_source"] == .string(Self.desktop) }
+                == true
+        }
+        return result
+    }
+
     /// A gateway relays a sighting of Kitchen Speaker.
     static func hear(_ observer: Observer) async throws {
         try await observer.publish("aabridge/telemetry/livingroom/\(Fixture.speakerTopic)", #"{"rssi":-50}"#)
@@ -316,15 +330,7 @@ struct ReportSourcesTests {
             let workspace = try Workspace()
             let base = ["report-sources", "--config", try workspace.configuration(harness.yaml), "--bluetoothctl", workspace.bluetoothctl]
             try workspace.connect([Self.speakerLine])
-            var result = try Self.run(base + ["--once"])
-            #expect(result.status == 0, "\(result.output)")
-            #expect(Self.changeLines(result.output) == ["connected \(Fixture.speaker) (Kitchen Speaker) to 66:55:44:33:22:11"])
-            await observer.waitFor(Self.desktopRoute) { $0["target"] == .string(Fixture.speaker) }
-            // The retained list the next run reads shows the connection (it follows the state).
-            await observer.waitFor("aabridge/bridge/accessories") { accessories in
-                accessories.arrayValue?.contains { $0["id"] == .string(Fixture.speaker) && $0["primary_source"] == .string(Self.desktop) }
-                    == true
-            }
+            var result = try await Self.reportOnce(base, observer)
 
             result = try Self.run(base + ["--once", "--source", Self.desktop.replacingOccurrences(of: ":", with: "-")])
             #expect(result.status == 0, "\(result.output)")
@@ -342,6 +348,28 @@ struct ReportSourcesTests {
             let fallback = await observer.waitFor(Self.desktopRoute) { $0["target"] == "fallback" }
             #expect(fallback?["reason"] == "source_disconnected")
             #expect(observer.messages(on: Self.speakerSet).count == 2)
+        }
+    }
+
+    @Test("an accessory paired from a rotating address is matched by its alias, the public address bluetoothctl lists; old BlueZ too")
+    func matchedByAlias() async throws {
+        try await Self.withSpeakerBridge { harness, observer in
+            let alias = "F0:F1:F2:F3:F4:F5"
+            let set = try await observer.request("accessory/alias", #""id":"\#(Fixture.speaker)","address":"\#(alias)""#)
+            #expect(set["status"] == "ok")
+            await observer.waitFor("aabridge/bridge/accessories") { accessories in
+                accessories.arrayValue?.contains { $0["id"] == .string(Fixture.speaker) && $0["alias"] == .string(alias) } == true
+            }
+            let workspace = try Workspace()
+            let base = ["report-sources", "--config", try workspace.configuration(harness.yaml), "--bluetoothctl", workspace.bluetoothctl]
+            try workspace.connect(["Device \(alias) Kitchen Speaker"])
+            var result = try await Self.reportOnce(base, observer)
+            // BlueZ before 5.65: asked about with `info`, the alias among the addresses.
+            try workspace.put("legacy", "")
+            try workspace.connect([])
+            result = try Self.run(base + ["--once"])
+            #expect(Self.changeLines(result.output).first?.hasPrefix("disconnected \(Fixture.speaker)") == true, "\(result.output)")
+            #expect(workspace.calls.contains("info \(alias)"), "\(workspace.calls)")
         }
     }
 

@@ -96,12 +96,13 @@ struct SimulatedHomeAssistantTests {
         #expect(try ha.state(airPods, "name") == "Den AirPods")
         await ha.waitForDevice(airPods) { $0["device"]?["name"] == "Den AirPods" }
 
-        // The preferred source through its select: registered again with the phone as primary.
+        // The home source through its select: the accessory is available with no connected source,
+        // so it takes it at once (its registration is not made again).
         try await ha.select(airPods, "preferred_source", option: "Alice's iPhone")
         await observer.waitFor(state) { $0["primary_source"] == .string(Fixture.phone) }
         #expect(try ha.state(airPods, "preferred_source") == "Alice's iPhone")
         #expect(try ha.state(bridge, "last_response") == "ok")
-        #expect(try ha.attributes(bridge, "last_response")?["request"] == "accessory/register")
+        #expect(try ha.attributes(bridge, "last_response")?["request"] == "accessory/home_sources")
 
         // A key typed into its text is set, and never becomes the entity's state.
         let irk = "0123456789abcdef0123456789abcdef"

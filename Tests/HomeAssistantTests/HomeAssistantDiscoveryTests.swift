@@ -52,7 +52,8 @@ private typealias F = HomeAssistantFixtures
                 "placement", "worn", "primary_source", "secondary_source", "routes", "decision", "registration",
                 "battery_left", "battery_right", "battery_case", "rssi", "room", "address", "identity", "last_error",
                 // The controls (HomeAssistantControlsTests): every one a request of the request API.
-                "name", "remove", "register", "invalidate", "preferred_source", "irk", "encryption_key",
+                "name", "remove", "register", "invalidate", "preferred_source", "home_source_address", "alias", "irk",
+                "encryption_key",
             ])
         #expect(F.uniqueIDs(payload).allSatisfy { $0.hasPrefix("aabridge_A1B2C3D4E5F6_") })
         let device = try #require(payload["device"])
@@ -113,11 +114,13 @@ private typealias F = HomeAssistantFixtures
 
     @Test func withoutBatteryOrAudioSwitching() {
         let (_, payload) = F.discovery.accessoryDevice(F.bareStatus)
-        // Registered without audioSwitching: no "Preferred source" (sources need it).
+        // Registered without audioSwitching: the home source controls all the same (household.md:
+        // with or without `sources:`, and whatever the registration; they take effect once it
+        // takes sources).
         #expect(
             F.componentIDs(payload) == [
                 "placement", "worn", "registration", "rssi", "room", "address", "identity", "last_error",
-                "name", "remove", "register", "invalidate", "irk", "encryption_key",
+                "name", "remove", "register", "invalidate", "preferred_source", "home_source_address", "alias", "irk", "encryption_key",
             ])
         // No company identifier in the descriptor: no manufacturer is made up.
         #expect(payload["device"]?["manufacturer"] == nil)
@@ -130,7 +133,8 @@ private typealias F = HomeAssistantFixtures
             F.componentIDs(payload) == [
                 "primary_source", "secondary_source", "routes", "decision", "registration", "battery", "rssi", "room", "address",
                 "identity", "last_error",
-                "name", "remove", "register", "invalidate", "preferred_source", "irk", "encryption_key",
+                "name", "remove", "register", "invalidate", "preferred_source", "home_source_address", "alias", "irk",
+                "encryption_key",
             ])
         #expect(payload["device"]?["manufacturer"] == nil)
     }
@@ -143,10 +147,12 @@ private typealias F = HomeAssistantFixtures
         var orphan = F.unregisteredStatus
         orphan.accessory.product = "Gone"
         let orphanPayload = F.discovery.accessoryDevice(orphan).payload
-        // No product: nothing to register with, so only rename, remove and the keys.
+        // No product: nothing to register with, so only rename, remove, the home sources, the
+        // alias and the keys.
         #expect(
             F.componentIDs(orphanPayload) == [
-                "registration", "rssi", "room", "address", "identity", "last_error", "name", "remove", "irk", "encryption_key",
+                "registration", "rssi", "room", "address", "identity", "last_error", "name", "remove", "preferred_source",
+                "home_source_address", "alias", "irk", "encryption_key",
             ])
         #expect(orphanPayload["device"]?["model"] == "Gone")
         #expect(rules.validate([F.discovery.bridgeDevice(), (F.discovery.removal(of: orphan.accessory.id), orphanPayload)]).isEmpty)
@@ -205,7 +211,7 @@ private typealias F = HomeAssistantFixtures
         #expect(
             F.componentIDs(payload) == [
                 "connection", "picker_show", "picker", "session", "accessories",
-                "picker_dismiss", "pairing_candidate", "pairing_name", "pair", "last_response",
+                "picker_dismiss", "pairing_candidate", "pairing_name", "pair", "source_name", "last_response",
             ])
         let connection = try #require(payload["components"]?["connection"])
         #expect(connection["platform"] == "binary_sensor")

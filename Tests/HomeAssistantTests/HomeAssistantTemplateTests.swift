@@ -118,9 +118,11 @@ struct HomeAssistantTemplateTests {
                 case "name": expected = status.accessory.displayName
                 // Write-only: a key is never a state.
                 case "irk", "encryption_key": expected = ""
+                // The Home source select: the first home source by name (or address), else none.
                 case "preferred_source":
-                    let primary = status.registration?.configuration.primaryAudioSourceDeviceIdentifier
-                    expected = F.discovery.sources.first { $0.address == primary }?.name ?? "none"
+                    expected = status.homeSources.first.map { F.discovery.sourceNames[$0] ?? $0.description } ?? "none"
+                case "home_source_address": expected = status.homeSources.first?.description ?? ""
+                case "alias": expected = status.alias?.description ?? ""
                 default: expected = "unexpected component \(id)"
                 }
                 #expect(output == expected, "\(id) of \(status.accessory.displayName)")

@@ -29,6 +29,20 @@ enum SharedWrites {
             [F.unauthorized.id: [F.address(1)]]
         ),
         ([.deleteAccessory(F.unauthorized.id)], [:]),
+        // What the user said that lasts: replaced lists, removed entries, a Unicode name.
+        (
+            [
+                .saveHomeSources(F.full.id, [F.address(0x300), F.address(0x301)]), .saveAlias(F.full.id, F.address(0x400)),
+                .saveSourceName(F.address(0x300), "Ünïcödé phone 'quote'"), .saveSourceName(F.address(0x302), "gone"),
+            ], [:]
+        ),
+        (
+            [
+                .saveHomeSources(F.full.id, [F.address(0x301)]), .saveSourceName(F.address(0x302), nil),
+                .saveHomeSources(F.bare.id, [F.address(0x300)]), .saveAlias(F.bare.id, F.address(0x401)), .saveAlias(F.bare.id, nil),
+                .saveHomeSources(F.bare.id, [F.address(0x302), F.address(0x300)]),
+            ], [:]
+        ),
     ]
 
     static func apply(to store: any AccessoryStorage) throws {
@@ -71,6 +85,26 @@ struct PostgresStoreTests {
             #expect(try postgres.loadSources() == [F.full.id: [F.address(0x100), F.address(0x101), F.address(0x102)]])
             #expect(postgres.committedTransactions == SharedWrites.steps.count)
             #expect(postgres.location == server.url)
+        }
+    }
+
+    @Test("home sources (in order), aliases and source names restore the same in both stores; an accessory removed takes its own")
+    func homeSourcesAliasesNames() throws {
+        try Self.withBothStores { postgres, sqlite, _ in
+            for store in [postgres, sqlite] as [any AccessoryStorage] {
+                let restored = try store.load()
+                #expect(restored.homeSources == [F.full.id: [F.address(0x301)], F.bare.id: [F.address(0x302), F.address(0x300)]])
+                #expect(restored.aliases == [F.full.id: F.address(0x400)])
+                #expect(restored.sourceNames == [F.address(0x300): "Ünïcödé phone 'quote'"])
+                let one = try store.load(accessories: [F.bare.id])
+                #expect(one.homeSources == [F.bare.id: [F.address(0x302), F.address(0x300)]] && one.aliases.isEmpty)
+                // An alias is one accessory's.
+                #expect(throws: StorageError.self) { try store.apply([.saveAlias(F.bare.id, F.address(0x400))], sources: [:]) }
+                try store.apply([.deleteAccessory(F.full.id)], sources: [:])
+                let after = try store.load()
+                #expect(after.homeSources[F.full.id] == nil && after.aliases.isEmpty)
+                #expect(after.sourceNames.count == 1, "names belong to the sources, not to an accessory")
+            }
         }
     }
 
@@ -134,16 +168,16 @@ struct PostgresStoreTests {
             versions.append(row.integer(0))
         }
         #expect(versions == PostgresSchema.migrations.map(\.version))
-        #expect(versions == [1, 2])
-        // The cluster's tables came with version 2.
+        #expect(versions == [1, 2, 3])
+        // The cluster's tables came with version 2, home sources, aliases and names with 3.
         var tables: [String] = []
         try connection.run(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY table_name"
         ) { row throws(StorageError) in tables.append(row.text(0) ?? "") }
         #expect(
             tables == [
-                "accessories", "cluster_members", "cluster_partitions", "identities", "meta", "registrations", "schema_migrations",
-                "sources",
+                "accessories", "aliases", "cluster_members", "cluster_partitions", "home_sources", "identities", "meta", "registrations",
+                "schema_migrations", "source_names", "sources",
             ])
     }
 

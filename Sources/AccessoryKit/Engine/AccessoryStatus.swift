@@ -24,6 +24,10 @@ public struct AccessoryStatus: Hashable, Sendable {
     public var model: String?
     /// The gateway that hears it best (identity.md, Rooms).
     public var room: String?
+    /// The sources the user named for it, in order (restored when it comes back).
+    public var homeSources: [BluetoothAddress]
+    /// The public address phones and desktops know it by (`accessory/alias`).
+    public var alias: BluetoothAddress?
 
     /// Creates a status (the engine builds these; the initializer is for serializer tests).
     public init(
@@ -32,9 +36,11 @@ public struct AccessoryStatus: Hashable, Sendable {
         battery: Battery? = nil, lastSeen: Timestamp? = nil, lastError: AccessoryControlDevice.Error? = nil,
         address: BluetoothAddress? = nil, identity: IdentityAttribution = .address,
         keys: KeyPresence = KeyPresence(irk: false, encryptionKey: false), model: String? = nil,
-        room: String? = nil
+        room: String? = nil, homeSources: [BluetoothAddress] = [], alias: BluetoothAddress? = nil
     ) {
         self.room = room
+        self.homeSources = homeSources
+        self.alias = alias
         self.address = address
         self.identity = identity
         self.keys = keys

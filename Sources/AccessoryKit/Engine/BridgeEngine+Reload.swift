@@ -120,9 +120,13 @@ extension BridgeEngine {
         let keys = stored.keys[id] ?? AccessoryKeys()
         records[id]?.keys = keys
         setFollowedAddress(id, stored.followedAddresses[id])
+        let homeSources = stored.homeSources[id] ?? []
+        let userChanged = records[id]?.homeSources != homeSources || records[id]?.alias != stored.aliases[id]
+        records[id]?.homeSources = homeSources
+        setAlias(id, stored.aliases[id])
         if registrationChanged, let registration { emit(.registrationChanged(id, registration)) }
         if keys != oldKeys { emit(.keysChanged(id, keys)) }
-        if previous != accessory || registrationChanged || keys != oldKeys || rebuilt { markChanged(id) }
+        if previous != accessory || registrationChanged || keys != oldKeys || rebuilt || userChanged { markChanged(id) }
         guard registrationChanged || rebuilt else { return }
         let reason = Self.reloadReason(from: oldRegistration, to: registration, rebuilt: rebuilt)
         recomputeRoutes(oldSources + newSources, subject: id, now: now) { _ in reason }

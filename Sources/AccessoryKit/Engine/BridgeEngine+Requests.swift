@@ -48,6 +48,8 @@ extension BridgeEngine {
         records[id]?.lastSeen = nil
         records[id]?.wornSince = now
         records[id]?.unheardSince = now
+        records[id]?.awaitingFirstSighting = true
+        records[id]?.reportedSinceUnavailable = false
         scheduleAvailabilityCheck(lastSeen: now)
     }
 
@@ -115,13 +117,9 @@ extension BridgeEngine {
                 result = .success(.picker(session.picker))
             case .selectCandidate(let id, let name, let keys, let sources):
                 let candidate = session.picker?.candidate(id)
-                if !sources.isEmpty, let candidate, productsByName[candidate.product]?.autoRegister != true {
-                    throw SetupError(
-                        .invalidRequest,
-                        "primary_source/secondary_source register the accessory at setup, which only a product with auto_register "
-                            + "does; '\(candidate.product)' has none: send accessory/register with the sources after the setup")
-                }
                 let accessory = try session.select(id, name: name, now: now, events: &events)
+                // The sources are its home sources, whatever the product; an auto_register
+                // product is also registered with them.
                 added(accessory, candidate: candidate, sources: sources, now: now)
                 if !keys.isEmpty { setKeys(id, keys) }
                 result = .success(.accessory(accessory))
@@ -162,6 +160,15 @@ extension BridgeEngine {
                 }
                 setKeys(id, keys.applying(irk: irk, encryptionKey: encryptionKey))
                 result = .success(.keys(id, records[id]?.keys.presence ?? keys.presence))
+            case .setHomeSources(let id, let sources):
+                try setHomeSources(id, sources, now: now)
+                result = .success(.state(id))
+            case .setAlias(let id, let alias):
+                try setAlias(id, to: alias, now: now)
+                result = .success(.state(id))
+            case .nameSource(let source, let name):
+                nameSource(source, name)
+                result = .success(.sourceName(source, sourceName(of: source)))
             case .register, .current:
                 result = .success(.empty) // handled above
             }
@@ -283,6 +290,7 @@ extension BridgeEngine {
     mutating func added(_ accessory: Accessory, candidate: Picker.Candidate?, sources: [BluetoothAddress], now: Timestamp) {
         addRecord(for: accessory)
         records[accessory.id]?.setupSources = sources
+        records[accessory.id]?.homeSources = sources
         records[accessory.id]?.available = true
         records[accessory.id]?.lastSeen = candidate?.lastSeen ?? now
         records[accessory.id]?.rssi = candidate?.rssi
@@ -290,6 +298,7 @@ extension BridgeEngine {
         records[accessory.id]?.wornSince = now
         scheduleAvailabilityCheck(lastSeen: records[accessory.id]?.lastSeen ?? now)
         emit(.storage(.upsertAccessory(accessory)))
+        if !sources.isEmpty { emit(.storage(.saveHomeSources(accessory.id, sources))) }
         markChanged(accessory.id)
         autoRegisterIfConfigured(accessory.id, now: now)
     }
@@ -308,6 +317,7 @@ extension BridgeEngine {
         let sources = listedSources(id)
         registry.invalidate(id)
         setFollowedAddress(id, nil)
+        setAlias(id, nil)
         records[id] = nil
         recomputeRoutes(sources, subject: id, now: now) { _ in .removed }
         reindex(id, old: sources, new: [])

@@ -34,6 +34,8 @@ extension BridgeEngine {
             }
             if !wasAvailable { becameAvailable(id, now: now) }
             if let decoded = sighting.decoded { apply(decoded, to: id, now: now) }
+            // After its placement: back in the ear with its home source, it is routed at once.
+            if !wasAvailable { returned(id, now: now) }
             return
         }
         // Unknown addresses only matter to a presented picker, whose candidates are bounded.
@@ -73,7 +75,9 @@ extension BridgeEngine {
     mutating func apply(_ report: AccessoryReport, now: Timestamp) {
         let id = report.accessory
         guard session.state == .activated, let hardware = withRecord(id, { $0.hardware }) else { return }
-        if let gateway = report.gateway { heard(id, gateway: gateway, now: now) }
+        let back = report.gateway.map { heard(id, gateway: $0, now: now) } ?? false
+        // After the report's own changes: a source it reports wins over its home sources.
+        defer { if back { returned(id, now: now) } }
         for change in report.changes {
             // No change removes the record today; this keeps it that way should one ever do so.
             guard records.index(forKey: id) != nil else { return }
@@ -212,7 +216,11 @@ extension BridgeEngine {
             publishError(error, for: id)
             return
         }
-        guard session.accessories.index(forKey: id) != nil, var tracker = records[id]?.tracker, operation(&tracker) else { return }
+        guard session.accessories.index(forKey: id) != nil, var tracker = records[id]?.tracker else { return }
+        // Accepted, whether or not it changes anything: said while it was away, it wins over
+        // the home sources when it comes back.
+        records[id]?.reportedSinceUnavailable = true
+        guard operation(&tracker) else { return }
         do throws(AccessoryControlDevice.Error) {
             var configuration = try registry.configuration(of: id, operation: .update)
             let old = configuration.sources
@@ -243,13 +251,24 @@ extension BridgeEngine {
 
     // MARK: Availability
 
-    mutating func heard(_ id: BluetoothAddress, gateway: String, now: Timestamp) {
+    /// - Returns: whether it became available (it is ``returned(_:now:)`` once the report is
+    ///   applied).
+    mutating func heard(_ id: BluetoothAddress, gateway: String, now: Timestamp) -> Bool {
         let wasAvailable = withRecord(id) { record -> Bool in
             record.lastSeen = now
             if record.gateway != gateway { record.gateway = gateway }
             return record.available
         }
-        if wasAvailable == false { becameAvailable(id, now: now) }
+        guard wasAvailable == false else { return false }
+        becameAvailable(id, now: now)
+        return true
+    }
+
+    /// Became available in this step, and the step's sighting or report is applied: its home
+    /// sources are restored when due.
+    mutating func returned(_ id: BluetoothAddress, now: Timestamp) {
+        restoreHomeSources(id, now: now)
+        records[id]?.awaitingFirstSighting = false
     }
 
     mutating func becameAvailable(_ id: BluetoothAddress, now: Timestamp) {
@@ -267,6 +286,7 @@ extension BridgeEngine {
     /// can see, so its sources are cleared (a stale identifier is a defect).
     mutating func becameUnavailable(_ id: BluetoothAddress, now: Timestamp) {
         records[id]?.available = false
+        records[id]?.reportedSinceUnavailable = false
         // Its gateways' averages are as stale as its sources: when it is heard again, the room
         // starts over from the first gateway that hears it.
         records[id]?.room = RoomTracker()

@@ -36,6 +36,17 @@ public struct BridgeEngine: Sendable {
         var wearless = false
         /// The gateway that hears it best (identity.md, Rooms); reset when it becomes unavailable.
         var room = RoomTracker()
+        /// The sources the user named (0-2, in order; stored): its connected sources again when
+        /// it comes back with none and nobody said otherwise meanwhile (household.md).
+        var homeSources: [BluetoothAddress] = []
+        /// The public address phones and desktops know it by (stored; ``aliasIndex``).
+        var alias: BluetoothAddress?
+        /// A source report about it was accepted since it last became unavailable (or since the
+        /// start): the report wins, its home sources are not restored.
+        var reportedSinceUnavailable = false
+        /// Not heard since the session started: its first return restores its home sources
+        /// with the reason `startup`.
+        var awaitingFirstSighting = false
         /// Its product's name (the session's accessory says it too; kept here so that one
         /// lookup gives the runtime everything it decodes an advertisement with).
         @usableFromInline let product: String
@@ -58,6 +69,11 @@ public struct BridgeEngine: Sendable {
     /// Followed address -> the accessory followed to it (``Record/followedAddress`` read
     /// backwards), so the runtime attributes an advertisement with one lookup.
     @usableFromInline var followedIndex: [BluetoothAddress: BluetoothAddress] = [:]
+    /// Alias -> the accessory it names (``Record/alias`` read backwards).
+    var aliasIndex: [BluetoothAddress: BluetoothAddress] = [:]
+    /// Names given to source devices at run time (`source/name`, stored). The configuration's
+    /// (``EngineConfiguration/sourceNames``) win: ``sourceName(of:)``.
+    public internal(set) var runtimeSourceNames: [BluetoothAddress: String]
     /// source -> accessories whose configuration lists it, so a route is recomputed
     /// from a handful of accessories instead of all of them.
     var sourceIndex: [BluetoothAddress: [BluetoothAddress]] = [:]
@@ -92,10 +108,13 @@ public struct BridgeEngine: Sendable {
         // Registrations of accessories no longer known are dropped: a registration needs a paired accessory.
         self.registry = AccessoryControlRegistry(registrations: restored.registrations.filter { session.accessories[$0.key] != nil })
         self.migrationComplete = restored.migrationComplete
+        self.runtimeSourceNames = restored.sourceNames
         for accessory in session.accessories.values {
             addRecord(for: accessory)
             records[accessory.id]?.keys = restored.keys[accessory.id] ?? AccessoryKeys()
+            records[accessory.id]?.homeSources = restored.homeSources[accessory.id] ?? []
             setFollowedAddress(accessory.id, restored.followedAddresses[accessory.id])
+            setAlias(accessory.id, restored.aliases[accessory.id])
         }
     }
 
@@ -133,7 +152,7 @@ public struct BridgeEngine: Sendable {
             lastError: record.lastError, address: record.address, identity: record.attribution, keys: record.keys.presence,
             // An accessory nobody hears is in no room (its tracker is reset then; this also
             // covers the moment between the timeout and the reset).
-            model: record.model, room: record.available ? record.room.room : nil)
+            model: record.model, room: record.available ? record.room.room : nil, homeSources: record.homeSources, alias: record.alias)
     }
 
     /// The keys of every accessory that has any (for the runtime's resolver and decoders; the
@@ -234,6 +253,14 @@ public struct BridgeEngine: Sendable {
             hardware: product?.hardware ?? .inEarBud,
             hardwareCapabilities: product?.capabilities ?? [],
             autoRegister: product?.autoRegister ?? false)
+    }
+
+    /// Records an accessory's alias (nil: none), keeping ``aliasIndex`` in step.
+    mutating func setAlias(_ id: BluetoothAddress, _ alias: BluetoothAddress?) {
+        guard let index = records.index(forKey: id) else { return }
+        if let old = records.values[index].alias, aliasIndex[old] == id { aliasIndex[old] = nil }
+        records.values[index].alias = alias
+        if let alias { aliasIndex[alias] = id }
     }
 
     /// Records where an accessory was followed to (nil: nowhere), keeping ``followedIndex`` in step.

@@ -20,13 +20,17 @@ public struct EngineConfiguration: Hashable, Sendable {
     /// Keys from the configuration's `accessories:` entries, applied at every start (the file
     /// wins for the keys it gives).
     public var keys: [BluetoothAddress: AccessoryKeys]
+    /// The configuration's names for source devices (`sources:`): they win over names given
+    /// at run time (`source/name`).
+    public var sourceNames: [BluetoothAddress: String]
 
     /// Creates a configuration.
     public init(
         products: [Product], declaration: SetupDeclaration, switching: SwitchingSettings = .init(), migrations: [MigrationItem] = [],
-        keys: [BluetoothAddress: AccessoryKeys] = [:]
+        keys: [BluetoothAddress: AccessoryKeys] = [:], sourceNames: [BluetoothAddress: String] = [:]
     ) {
         self.keys = keys
+        self.sourceNames = sourceNames
         self.products = products
         self.declaration = declaration
         self.switching = switching

@@ -24,6 +24,9 @@ public enum EngineOutput: Hashable, Sendable {
     case registrationReevaluated(BluetoothAddress, because: ReevaluationReason, error: AccessoryControlDevice.Error?)
     /// An accessory's keys changed (the resolver and the decoders take them; never published).
     case keysChanged(BluetoothAddress, AccessoryKeys)
+    /// A source device's name changed (`source/name`; the configuration's name wins): its
+    /// route is published again with it.
+    case sourceNamed(BluetoothAddress, String?)
     /// A durable change.
     case storage(StorageWrite)
 }

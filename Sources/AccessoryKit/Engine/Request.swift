@@ -17,4 +17,10 @@ public enum Request: Hashable, Sendable {
     case invalidate(BluetoothAddress)
     /// `accessory/keys`: sets, deletes or keeps each of an accessory's keys.
     case setKeys(BluetoothAddress, irk: KeyChange, encryptionKey: KeyChange)
+    /// `accessory/home_sources`: the sources the user named for the accessory (0-2, in order).
+    case setHomeSources(BluetoothAddress, [BluetoothAddress])
+    /// `accessory/alias`: the public address phones and desktops know the accessory by (nil: none).
+    case setAlias(BluetoothAddress, BluetoothAddress?)
+    /// `source/name`: a source device's name (nil: the run-time name is removed).
+    case nameSource(BluetoothAddress, String?)
 }

@@ -9,6 +9,11 @@ public enum RequestResult: Hashable, Sendable {
         case picker(Picker?)
         /// `accessory/keys`: which keys the accessory has now.
         case keys(BluetoothAddress, KeyPresence)
+        /// The accessory's state object as it is after the request (`accessory/home_sources`,
+        /// `accessory/alias`).
+        case state(BluetoothAddress)
+        /// `source/name`: the source and the name it has now (nil: none).
+        case sourceName(BluetoothAddress, String?)
     }
 
     case success(Data)

@@ -8,11 +8,22 @@ public struct RestoredState: Hashable, Sendable {
     public var keys: [BluetoothAddress: AccessoryKeys]
     /// The address each accessory was last followed to without a key.
     public var followedAddresses: [BluetoothAddress: BluetoothAddress]
+    /// Each accessory's home sources, in order (household.md, "Home sources").
+    public var homeSources: [BluetoothAddress: [BluetoothAddress]]
+    /// Each accessory's alias: the public address phones and desktops know it by.
+    public var aliases: [BluetoothAddress: BluetoothAddress]
+    /// Names given to source devices at run time (`source/name`).
+    public var sourceNames: [BluetoothAddress: String]
 
     public init(
         accessories: [Accessory] = [], registrations: [BluetoothAddress: Registration] = [:], migrationComplete: Bool = false,
-        keys: [BluetoothAddress: AccessoryKeys] = [:], followedAddresses: [BluetoothAddress: BluetoothAddress] = [:]
+        keys: [BluetoothAddress: AccessoryKeys] = [:], followedAddresses: [BluetoothAddress: BluetoothAddress] = [:],
+        homeSources: [BluetoothAddress: [BluetoothAddress]] = [:], aliases: [BluetoothAddress: BluetoothAddress] = [:],
+        sourceNames: [BluetoothAddress: String] = [:]
     ) {
+        self.homeSources = homeSources
+        self.aliases = aliases
+        self.sourceNames = sourceNames
         self.accessories = accessories
         self.registrations = registrations
         self.migrationComplete = migrationComplete

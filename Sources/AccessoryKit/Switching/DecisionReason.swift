@@ -19,6 +19,9 @@ public enum DecisionReason: Hashable, Sendable, CustomStringConvertible {
     /// removed, source moved), and this one was next in line.
     case otherAccessoryReleased
     case startup
+    /// The accessory came back with no connected source and nobody said which it plays from:
+    /// its home sources became its connected sources (household.md, "Home sources").
+    case homeSource
 
     /// `placement:inEar`, `source_connected`, ...
     public var description: String {
@@ -33,6 +36,7 @@ public enum DecisionReason: Hashable, Sendable, CustomStringConvertible {
         case .registered: "registered"
         case .otherAccessoryReleased: "other_accessory_released"
         case .startup: "startup"
+        case .homeSource: "home_source"
         }
     }
 }

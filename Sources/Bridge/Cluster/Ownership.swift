@@ -115,7 +115,8 @@ final class Ownership {
             // By the owner of the accessory it goes to or, back to `fallback`, of the one it left.
             guard let accessory = change.target.accessory ?? change.previous.accessory else { return ownsBridge }
             return owns(accessory)
-        case .storage: return true
+        // Every instance renders the name; the route goes out again from its target's owner.
+        case .storage, .sourceNamed: return true
         }
     }
 

@@ -1,13 +1,14 @@
 import AccessoryKit
 
 extension Request {
-    /// The accessory the request is about; nil for the picker's requests, which are the
-    /// bridge's (in a cluster, the holder of partition 0 answers those, `picker/select` too).
+    /// The accessory the request is about; nil for the picker's requests and `source/name`,
+    /// which are the bridge's (in a cluster, the holder of partition 0 answers those,
+    /// `picker/select` too).
     var accessory: BluetoothAddress? {
         switch self {
-        case .showPicker, .selectCandidate, .finishDiscovery, .dismissPicker: nil
+        case .showPicker, .selectCandidate, .finishDiscovery, .dismissPicker, .nameSource: nil
         case .authorize(let id), .failAuthorization(let id), .rename(let id, _), .remove(let id), .register(let id, _), .current(let id),
-            .invalidate(let id), .setKeys(let id, _, _):
+            .invalidate(let id), .setKeys(let id, _, _), .setHomeSources(let id, _), .setAlias(let id, _):
             id
         }
     }

@@ -35,6 +35,12 @@ struct EngineView {
     /// Whether `id` is a known accessory's.
     func knows(_ id: BluetoothAddress) -> Bool { holder.engine.product(of: id) != nil }
 
+    /// The accessory `address` names: its id, or its alias (which reports and `/set` may use;
+    /// an advertisement never is attributed by an alias).
+    func accessory(idOrAlias address: BluetoothAddress) -> BluetoothAddress? {
+        knows(address) ? address : holder.engine.accessory(aliasedTo: address)
+    }
+
     /// The product of a known accessory (nil: the address is no accessory's id).
     func product(of id: BluetoothAddress) -> String? { holder.engine.product(of: id) }
 

@@ -245,7 +245,7 @@ final class RuntimeCore {
             switch write {
             case .upsertRegistration(let id, _), .deleteRegistration(let id), .deleteAccessory(let id):
                 deferredRegistrations[id] = nil
-            case .upsertAccessory, .migrationComplete, .saveKeys, .saveFollowedAddress:
+            case .upsertAccessory, .migrationComplete, .saveKeys, .saveFollowedAddress, .saveHomeSources, .saveAlias, .saveSourceName:
                 break
             }
         }

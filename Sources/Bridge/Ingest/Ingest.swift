@@ -126,7 +126,7 @@ struct Ingest {
     /// `accessory/<ID>/set`: the extension role. Same update rules as native telemetry; a
     /// container-role operation (register) here is refused by the engine with `invalidRequest`.
     private func set(id text: Substring, payload: [UInt8], at now: Timestamp) -> IngestOutcome {
-        guard let id = BluetoothAddress(text), engine.knows(id) else {
+        guard let id = BluetoothAddress(text).flatMap(engine.accessory(idOrAlias:)) else {
             var outcome = IngestOutcome()
             outcome.rejection = ("set", "accessory/\(text)/set names no known accessory")
             return outcome
@@ -184,12 +184,13 @@ struct Ingest {
         case .report(let report):
             var outcome = IngestOutcome()
             if let gateway = report.gateway { outcome.gatewaysChanged = gateways.seen(gateway, through: entry, at: now) }
-            let id = report.accessory
-            guard engine.knows(id) else {
-                outcome.rejection = (report.gateway ?? parser.name, "telemetry for unknown accessory \(id)")
+            // A report names the accessory by its id, or by its alias (its public address).
+            guard let id = engine.accessory(idOrAlias: report.accessory) else {
+                outcome.rejection = (report.gateway ?? parser.name, "telemetry for unknown accessory \(report.accessory)")
                 return outcome
             }
-            outcome.effect = .telemetry(.report(report), context: "telemetry", refresh: id)
+            let attributed = AccessoryReport(accessory: id, gateway: report.gateway, changes: report.changes)
+            outcome.effect = .telemetry(.report(attributed), context: "telemetry", refresh: id)
             return outcome
         case .gatewayStatus(let status):
             var outcome = IngestOutcome()
@@ -201,7 +202,7 @@ struct Ingest {
         case .trackerOffline, .ignored:
             return IngestOutcome()
         case .rejected(let rejection):
-            if let accessory = rejection.accessory, engine.knows(accessory) {
+            if let accessory = rejection.accessory.flatMap(engine.accessory(idOrAlias:)) {
                 return invalidUpdate(accessory, rejection: rejection, source: rejection.gateway ?? parser.name)
             }
             var outcome = IngestOutcome()

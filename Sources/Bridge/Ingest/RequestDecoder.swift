@@ -21,7 +21,8 @@ public enum RequestDecoder {
     public static let names: Set<String> = [
         "picker/show", "picker/select", "picker/finish_discovery", "picker/dismiss",
         "accessory/authorize", "accessory/fail_authorization", "accessory/rename", "accessory/remove",
-        "accessory/register", "accessory/current", "accessory/invalidate", "accessory/keys", "health",
+        "accessory/register", "accessory/current", "accessory/invalidate", "accessory/keys", "accessory/home_sources",
+        "accessory/alias", "source/name", "health",
     ]
 
     /// The outcome of decoding: the bridge's own `health` request, or one for the engine.
@@ -96,6 +97,15 @@ public enum RequestDecoder {
                 let id = try address(payload, "id")
                 return .success(
                     .engine(.setKeys(id, irk: try keyChange(payload, "irk"), encryptionKey: try keyChange(payload, "encryption_key"))))
+            case "accessory/home_sources":
+                return .success(.engine(.setHomeSources(try address(payload, "id"), try homeSources(payload))))
+            case "accessory/alias":
+                let id = try address(payload, "id")
+                guard payload["address"] != nil else { throw DecodeError("'address' is required (null removes the alias)") }
+                return .success(.engine(.setAlias(id, try optionalAddress(payload, "address"))))
+            case "source/name":
+                let source = try address(payload, "address")
+                return .success(.engine(.nameSource(source, try sourceName(payload))))
             default: return .success(.health)
             }
         } catch {
@@ -128,6 +138,38 @@ public enum RequestDecoder {
             guard primary != secondary else { throw DecodeError("'primary_source' and 'secondary_source' must differ") }
             return [primary, secondary]
         }
+    }
+
+    /// `accessory/home_sources`'s `sources`: 0-2 distinct addresses, in order (`[]` clears them).
+    static func homeSources(_ payload: JSONValue) throws(DecodeError) -> [BluetoothAddress] {
+        guard let value = payload["sources"], !value.isNull else { throw DecodeError("'sources' is required ([] clears them)") }
+        guard let values = value.arrayValue else { throw DecodeError("'sources' must be an array of Bluetooth addresses") }
+        guard values.count <= 2 else { throw DecodeError("'sources' takes at most 2 addresses, primary first (\(values.count) given)") }
+        var sources: [BluetoothAddress] = []
+        for (index, element) in values.enumerated() {
+            guard let text = element.stringValue, let source = BluetoothAddress(text) else {
+                throw DecodeError("'sources'[\(index)] must be a Bluetooth address like A1:B2:C3:D4:E5:F6")
+            }
+            guard !sources.contains(source) else { throw DecodeError("'sources'[\(index)]: \(source) is given twice") }
+            sources.append(source)
+        }
+        return sources
+    }
+
+    /// The longest name a source may be given at run time.
+    static let maximumSourceNameLength = 64
+
+    /// `source/name`'s `name`: 1-64 characters once trimmed, or `null` (the run-time name is
+    /// removed); required.
+    static func sourceName(_ payload: JSONValue) throws(DecodeError) -> String? {
+        guard let value = payload["name"] else { throw DecodeError("'name' is required (null removes the name)") }
+        if value.isNull { return nil }
+        guard let text = value.stringValue else { throw DecodeError("'name' must be a string or null") }
+        let trimmed = String(text.trimmingWhitespace)
+        guard !trimmed.isEmpty, trimmed.count <= maximumSourceNameLength else {
+            throw DecodeError("'name' must be 1-\(maximumSourceNameLength) characters")
+        }
+        return trimmed
     }
 
     /// An address that may be absent or `null` (nil then); otherwise as ``address(_:_:)``.

@@ -4,7 +4,8 @@ import JSON
 /// Builds the JSON payloads of mqtt-api.md from the engine's values. Key names and order
 /// follow the contract exactly; addresses are written `A1:B2:C3:D4:E5:F6`.
 public struct Payloads: Sendable {
-    /// Names for source devices from the configuration's `sources:` section.
+    /// Names for source devices: the configuration's `sources:`, and those given at run time
+    /// (`source/name`; the configuration's win).
     public var sourceNames: [BluetoothAddress: String]
 
     public init(sourceNames: [BluetoothAddress: String] = [:]) {
@@ -69,6 +70,8 @@ public struct Payloads: Sendable {
             "keys": keys(status.keys),
             "model": .string(status.model),
             "room": .string(status.room),
+            "home_sources": .array(status.homeSources.map { .string($0.description) }),
+            "alias": Self.address(status.alias),
         ]
     }
 

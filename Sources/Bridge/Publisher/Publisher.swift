@@ -14,7 +14,8 @@ import MQTT
 final class Publisher {
     let connection: any MQTTPublishing
     let topics: Topics
-    let payloads: Payloads
+    /// The payloads, with the names of the source devices as the engine has them.
+    private(set) var payloads: Payloads
     private let diagnostics: Diagnostics
     private let engine: EngineView
     /// Home Assistant discovery, when `homeassistant.enabled`.
@@ -70,9 +71,7 @@ final class Publisher {
         self.listing = listing ?? published
         self.diagnostics = diagnostics
         self.startedAt = startedAt
-        payloads = Payloads(
-            sourceNames: Dictionary(
-                configuration.sources.map { ($0.address, $0.name) }, uniquingKeysWith: { first, _ in first }))
+        payloads = Payloads(sourceNames: engine.engine.sourceNames)
         self.homeAssistant = homeAssistant.map { HomeAssistantDiscoveryTracker(discovery: $0) }
         info = BridgeInfo(configuration: configuration, baseTopic: topics.base)
     }
@@ -152,6 +151,20 @@ final class Publisher {
                 let what = reason == .invalidated ? "with its last configuration" : "without placement (routed while available)"
                 diagnostics.logger.info("accessory \(id): \(why); registered it again \(what) (auto_register)")
             }
+        case .sourceNamed(let source, let name):
+            payloads.sourceNames[source] = name
+            // The "Home source" selects offer named sources by name.
+            let owned = engine.engine.statuses.filter { ownership.owns($0.accessory.id) }
+            for device in homeAssistant?.sourceNamesChanged(payloads.sourceNames, statuses: owned) ?? [] {
+                publishRetained(device.topic, device.payload)
+            }
+            // The retained route carries the name: it goes out again with the new one.
+            guard case .object(var pairs) = publishedRoutes[source] else { break }
+            if let index = pairs.firstIndex(where: { $0.0 == "name" }) { pairs[index].1 = .string(name) }
+            publishedRoutes[source] = .object(pairs)
+            let target = engine.engine.route(for: source).accessory
+            guard ownership.republishes(routeTo: target) else { break }
+            publishRetained(topics.sourceRoute(source), stamped(.object(pairs), for: target))
         case .storage, .keysChanged:
             break
         }
@@ -326,6 +339,9 @@ final class Publisher {
             ])
         case .success(.picker(let picker))?: return .success(payloads.picker(picker))
         case .success(.keys(let id, let presence))?: return .success(["id": .string(id.description), "keys": payloads.keys(presence)])
+        case .success(.state(let id))?: return .success(engine.status(of: id).map(payloads.status) ?? .object([]))
+        case .success(.sourceName(let source, let name))?:
+            return .success(["address": .string(source.description), "name": .string(name)])
         case .failure(let error)?: return .failure(ResponseError(error))
         }
     }

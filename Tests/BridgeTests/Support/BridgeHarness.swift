@@ -79,13 +79,15 @@ final class Observer: Sendable {
 
     /// Waits for a message on `topic` whose JSON satisfies `condition`, and returns it.
     @discardableResult
+    /// - Parameter after: how many messages on `topic` to pass over first (one already seen
+    ///   that would match, a retained one from the start, is not the one waited for).
     func waitFor(
-        _ topic: String, timeout: Duration = .seconds(20),
+        _ topic: String, after: Int = 0, timeout: Duration = .seconds(20),
         sourceLocation: SourceLocation = #_sourceLocation,
         _ condition: @escaping (JSONValue) -> Bool = { _ in true }
     ) async -> JSONValue? {
         let found = await messages.wait(timeout: timeout) { elements in
-            elements.contains { $0.topic == topic && condition((try? JSONParser.parse($0.payload)) ?? .null) }
+            elements.lazy.filter { $0.topic == topic }.dropFirst(after).contains { condition((try? JSONParser.parse($0.payload)) ?? .null) }
         }
         guard found else {
             Issue.record(
@@ -93,7 +95,7 @@ final class Observer: Sendable {
                 sourceLocation: sourceLocation)
             return nil
         }
-        return json(on: topic).last(where: condition)
+        return json(on: topic).dropFirst(after).last(where: condition)
     }
 
     /// Events on `bridge/event` so far, by type name.

@@ -18,7 +18,7 @@ enum HomeAssistantFixtures {
         name: "Basic", hardware: .onEarHeadphone, capabilities: [.audioSwitching],
         descriptor: DiscoveryDescriptor(bluetoothCompanyIdentifier: 0x0A12))
 
-    /// With two configured sources, the options of the "Preferred source" select.
+    /// With two configured sources, named options of the "Home source" select.
     static let discovery = HomeAssistantDiscovery(
         baseTopic: "aabridge", products: [buds, studio, basic],
         sources: [.init(address: phone, name: "Alice's iPhone"), .init(address: tv, name: "Living room TV")],
@@ -44,7 +44,7 @@ enum HomeAssistantFixtures {
         worn: true, sources: [phone, tv], routes: [phone], available: true, rssi: -61, gateway: "kitchen",
         battery: Battery(left: 80, right: 75, chargingCase: 40), lastSeen: Timestamp(milliseconds: 1_780_000_000_000),
         address: BluetoothAddress(rawValue: 0x4A12_3456_789A), identity: .irk, keys: KeyPresence(irk: true, encryptionKey: false),
-        model: "AirPods Pro (2nd generation)", room: "kitchen")
+        model: "AirPods Pro (2nd generation)", room: "kitchen", homeSources: [phone], alias: BluetoothAddress("A1:B2:C3:D4:E5:AA")!)
 
     /// Registered for placement, never worn or placed yet, no battery, invalidated with an error.
     static let bareStatus = AccessoryStatus(
@@ -56,7 +56,9 @@ enum HomeAssistantFixtures {
     static let switchingOnlyStatus = AccessoryStatus(
         accessory: accessory(basicID, name: "Office headset", product: basic),
         registration: Registration(configuration: .init(deviceCapabilities: [.audioSwitching], primaryAudioSourceDeviceIdentifier: phone)),
-        available: true, rssi: -70, gateway: "office", battery: Battery(main: 55))
+        available: true, rssi: -70, gateway: "office", battery: Battery(main: 55),
+        // A home source nobody named: the Home source select offers it by address.
+        homeSources: [BluetoothAddress("22:33:44:55:66:77")!])
 
     /// Paired, not registered: the product's capabilities decide the components.
     static let unregisteredStatus = AccessoryStatus(

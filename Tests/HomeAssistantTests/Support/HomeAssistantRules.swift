@@ -252,8 +252,10 @@ struct HomeAssistantRules {
         for key in ["state_topic", "command_topic", "json_attributes_topic"] {
             if let value = options[key] { checkPublishTopic(value, at: "\(path).\(key)", &context) }
         }
-        // A password text's state is deliberately constant (a key is never echoed).
-        let constantState = platform == "text" && options["mode"]?.stringValue == "password"
+        // A password text's state is deliberately constant (a key is never echoed), as is a
+        // write-only text's (what was typed is a command, not a state to keep).
+        let constantState =
+            platform == "text" && (options["mode"]?.stringValue == "password" || options["value_template"]?.stringValue == "{{ '' }}")
         for key in ["value_template", "json_attributes_template"] {
             if let value = options[key] {
                 checkTemplate(value, at: "\(path).\(key)", readsValue: !(constantState && key == "value_template"), &context)
