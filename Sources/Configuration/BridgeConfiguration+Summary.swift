@@ -97,7 +97,13 @@ extension BridgeConfiguration {
                     ("immediate_rssi", .int(switching.immediateRSSI)),
                 ])
             ),
-            ("identity", Self.object([("follow", .bool(identity.follow))])),
+            (
+                "identity",
+                Self.object([
+                    ("follow", .bool(identity.follow)), ("reattach", .string(identity.reattach.rawValue)),
+                    ("lookalike_window_s", .int(identity.lookalikeWindowSeconds)),
+                ])
+            ),
             (
                 "http",
                 Self.object([

@@ -52,10 +52,20 @@ extension ConfigurationDecoder {
         configuration.accessories = accessories(top["accessories"])
         configuration.sources = sources(top["sources"])
         switching(top["switching"], into: &configuration.switching)
-        if let section = fields(top["identity"], at: "identity", allowed: ["follow"]),
-            let follow = bool(section["follow"], at: section.path("follow"))
-        {
-            configuration.identity.follow = follow
+        if let section = fields(top["identity"], at: "identity", allowed: ["follow", "reattach", "lookalike_window_s"]) {
+            if let node = section["follow"], !node.isNull, let follow = bool(node, at: section.path("follow")) {
+                configuration.identity.follow = follow
+            }
+            if let node = section["reattach"], !node.isNull,
+                let reattach = enumeration(IdentityConfiguration.Reattach.self, node, at: section.path("reattach"))
+            {
+                configuration.identity.reattach = reattach
+            }
+            if let node = section["lookalike_window_s"], !node.isNull,
+                let seconds = integer(node, at: section.path("lookalike_window_s"), in: 60...86_400)
+            {
+                configuration.identity.lookalikeWindowSeconds = seconds
+            }
         }
         return configuration
     }

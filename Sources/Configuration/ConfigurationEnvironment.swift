@@ -13,7 +13,7 @@ enum ConfigurationEnvironment {
         paths.append(["log", "level"])
         paths.append(["log", "format"])
         for key in ["placement_debounce_ms", "availability_timeout_s", "immediate_rssi"] { paths.append(["switching", key]) }
-        paths.append(["identity", "follow"])
+        for key in ["follow", "reattach", "lookalike_window_s"] { paths.append(["identity", key]) }
         for key in ConfigurationDecoder.httpKeys { paths.append(["http", key]) }
         for key in ConfigurationDecoder.clusterKeys { paths.append(["cluster", key]) }
         return paths

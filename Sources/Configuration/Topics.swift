@@ -22,6 +22,8 @@ public struct Topics: Sendable, Hashable {
     public var bridgeHealth: String { "\(base)/bridge/health" }
     public var bridgeAccessories: String { "\(base)/bridge/accessories" }
     public var bridgeGateways: String { "\(base)/bridge/gateways" }
+    /// Addresses that could be accessories found again after a night (household.md).
+    public var bridgeLookalikes: String { "\(base)/bridge/lookalikes" }
     public var bridgePicker: String { "\(base)/bridge/picker" }
     public var bridgeEvent: String { "\(base)/bridge/event" }
     public var bridgeLog: String { "\(base)/bridge/log" }
@@ -29,6 +31,8 @@ public struct Topics: Sendable, Hashable {
     public var bridgePairing: String { "\(base)/bridge/pairing" }
     /// Where the pairing form is filled in and submitted (`{"candidate"}`, `{"name"}`, `{"action":"pair"}`).
     public var bridgePairingSet: String { "\(base)/bridge/pairing/set" }
+    /// Where the re-attach form is filled in and submitted (`{"id","lookalike"}`, `{"id","action":"reattach"}`).
+    public var bridgeReattachSet: String { "\(base)/bridge/reattach/set" }
     /// The outcome of the last request (retained), for a sensor that shows a failed press.
     public var bridgeLastResponse: String { "\(base)/bridge/last_response" }
     /// A cluster instance's state (retained): its partitions and accessories (docs/scaling.md).
@@ -39,6 +43,8 @@ public struct Topics: Sendable, Hashable {
 
     public func accessory(_ id: BluetoothAddress) -> String { "\(base)/accessory/\(id.topicID)" }
     public func availability(_ id: BluetoothAddress) -> String { "\(accessory(id))/availability" }
+    /// The re-attach form's choice for the accessory (retained): `{"lookalike"}`.
+    public func reattachChoice(_ id: BluetoothAddress) -> String { "\(accessory(id))/reattach" }
     public func decision(_ id: BluetoothAddress) -> String { "\(accessory(id))/decision" }
     public func error(_ id: BluetoothAddress) -> String { "\(accessory(id))/error" }
     /// The filter for the extension role's `accessory/<ID>/set` topics.

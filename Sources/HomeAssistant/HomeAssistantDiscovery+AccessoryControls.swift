@@ -98,6 +98,7 @@ extension HomeAssistantDiscovery {
                     [("payload_press", pressPayload), ("icon", "mdi:link-off"), ("entity_category", "config")]))
         }
         controls += homeSourceControls(status, state: state, control: control)
+        controls += reattachControls(status, bridgeOnline: bridgeOnline, objectID: objectID)
         // Keys are write-only. Without a state topic Home Assistant's text would be optimistic
         // and keep the typed key as its state (in the state machine, the recorder's history
         // and every state_changed event). So the state comes from the accessory's state topic
@@ -195,6 +196,47 @@ extension HomeAssistantDiscovery {
                     ("value_template", "{{ value_json.alias or '' }}"),
                     ("min", 0), ("max", 17), ("icon", "mdi:bluetooth-connect"), ("entity_category", "config"),
                 ]),
+        ]
+    }
+
+    /// The re-attach controls (household.md, "Found again after a night"), for an accessory
+    /// that advertises Apple proximity pairing (its model is decoded) or has look-alikes: the
+    /// "Look-alike" select of the addresses that could be it, and "Re-attach". Both go through
+    /// the re-attach form (`bridge/reattach/set`), since a button cannot carry the address; the
+    /// press is then `accessory/reattach`, answered on the Last request sensor.
+    private func reattachControls(_ status: AccessoryStatus, bridgeOnline: JSONValue, objectID: String) -> [(String, JSONValue)] {
+        let id = status.accessory.id
+        let options = (lookalikes[id] ?? []).map(\.description)
+        guard status.model != nil || !options.isEmpty else { return [] }
+        let idLiteral = JinjaLiteral.string(id.description)
+        let none = "(none)"
+        let offered = JinjaLiteral.list(options)
+        let press: JSONValue = ["id": .string(id.description), "action": "reattach", "transaction": .string(Self.transaction)]
+        return [
+            (
+                "lookalike",
+                [
+                    "platform": "select", "name": "Look-alike", "unique_id": .string("\(objectID)_lookalike"),
+                    "command_topic": .string(topics.bridgeReattachSet),
+                    "command_template": .string(
+                        "{{ {'id': \(idLiteral), 'lookalike': None if value == '\(none)' else value, 'transaction': '\(Self.transaction)'} | tojson }}"
+                    ),
+                    "options": .array(([none] + options).map(JSONValue.string)),
+                    "state_topic": .string(topics.reattachChoice(id)),
+                    // A choice that is no look-alike any more (expired) shows as none, not as an invalid option.
+                    "value_template": .string(
+                        "{% set offered = \(offered) %}{{ value_json.lookalike if value_json.lookalike in offered else '\(none)' }}"),
+                    "icon": "mdi:head-question", "entity_category": "config", "availability": bridgeOnline,
+                ]
+            ),
+            (
+                "reattach",
+                [
+                    "platform": "button", "name": "Re-attach", "unique_id": .string("\(objectID)_reattach"),
+                    "command_topic": .string(topics.bridgeReattachSet), "payload_press": .string(press.serialized),
+                    "icon": "mdi:link-variant", "entity_category": "config", "availability": bridgeOnline,
+                ]
+            ),
         ]
     }
 }

@@ -30,6 +30,10 @@ public struct HomeAssistantDiscovery: Sendable {
     /// (`source/name`; the configuration's win). The options of an accessory's "Home source"
     /// select, by name; the runtime keeps it current (``HomeAssistantDiscoveryTracker``).
     public var sourceNames: [BluetoothAddress: String]
+    /// The look-alikes each away accessory could be (`bridge/lookalikes`' `could_be` read
+    /// backwards, by address): the options of its "Look-alike" select; the runtime keeps it
+    /// current (``HomeAssistantDiscoveryTracker``).
+    public var lookalikes: [BluetoothAddress: [BluetoothAddress]] = [:]
     /// `origin.support_url`; omitted when nil.
     public var supportURL: String?
     /// `origin.sw_version` and the bridge device's `sw_version`.
@@ -96,7 +100,8 @@ public struct HomeAssistantDiscovery: Sendable {
         HomeAssistantDiscoveryKey(
             id: status.accessory.id, name: status.accessory.displayName, product: status.accessory.product,
             capabilities: capabilities(of: status), batteryParts: HomeAssistantBatteryPart.present(in: status.battery),
-            model: status.model, homeSourceOptions: homeSourceOptions(status).map(\.address))
+            model: status.model, homeSourceOptions: homeSourceOptions(status).map(\.address),
+            lookalikeOptions: lookalikes[status.accessory.id] ?? [])
     }
 
     /// Whether a message on `statusTopic` is Home Assistant's birth message (`online`).

@@ -20,12 +20,16 @@ public struct HomeAssistantDiscoveryKey: Hashable, Sendable {
     /// The options of the "Home source" select, in order (named sources, then the
     /// accessory's unnamed home sources): a source named or a home source set changes them.
     public var homeSourceOptions: [BluetoothAddress]
+    /// The options of the "Look-alike" select: the look-alikes that could be the accessory.
+    public var lookalikeOptions: [BluetoothAddress]
 
     /// Creates a key.
     public init(
         id: BluetoothAddress, name: String, product: String, capabilities: AccessoryControlDevice.Capabilities,
-        batteryParts: Set<HomeAssistantBatteryPart>, model: String? = nil, homeSourceOptions: [BluetoothAddress] = []
+        batteryParts: Set<HomeAssistantBatteryPart>, model: String? = nil, homeSourceOptions: [BluetoothAddress] = [],
+        lookalikeOptions: [BluetoothAddress] = []
     ) {
+        self.lookalikeOptions = lookalikeOptions
         self.homeSourceOptions = homeSourceOptions
         self.id = id
         self.model = model

@@ -64,6 +64,16 @@ public struct HomeAssistantDiscoveryTracker: Sendable {
         return statuses.filter { published[$0.accessory.id] != nil }.compactMap { changed($0) }
     }
 
+    /// The look-alikes the away accessories could be changed (`bridge/lookalikes`): the
+    /// discovery of every accessory whose "Look-alike" options change with them.
+    public mutating func lookalikesChanged(
+        _ lookalikes: [BluetoothAddress: [BluetoothAddress]], statuses: [AccessoryStatus]
+    ) -> [(topic: String, payload: JSONValue)] {
+        guard lookalikes != discovery.lookalikes else { return [] }
+        discovery.lookalikes = lookalikes
+        return statuses.filter { published[$0.accessory.id] != nil }.compactMap { changed($0) }
+    }
+
     /// Forgets the accessory; returns the topic to clear with an empty retained payload.
     public mutating func removed(_ id: BluetoothAddress) -> String {
         published[id] = nil

@@ -108,5 +108,14 @@ enum PostgresSchema {
                     updated_at BIGINT NOT NULL
                 );
                 """),
+        // 4: SQLite's version 5: an IRK's byte order, what re-attaching an accessory needs.
+        StoreSchema.Migration(
+            version: 4,
+            sql: """
+                ALTER TABLE identities ADD COLUMN irk_order TEXT;
+                ALTER TABLE identities ADD COLUMN profile_model INTEGER;
+                ALTER TABLE identities ADD COLUMN profile_colour INTEGER;
+                ALTER TABLE identities ADD COLUMN last_room TEXT;
+                """),
     ]
 }

@@ -99,5 +99,16 @@ enum StoreSchema {
                     updated_at INTEGER NOT NULL
                 ) STRICT;
                 """),
+        // 5: found again after a night: which byte order of an IRK matched ('as_given',
+        // 'reversed'; NULL: not yet), and what re-attaching an accessory needs (its proximity
+        // model and colour, the room it was last heard in).
+        Migration(
+            version: 5,
+            sql: """
+                ALTER TABLE identities ADD COLUMN irk_order TEXT;
+                ALTER TABLE identities ADD COLUMN profile_model INTEGER;
+                ALTER TABLE identities ADD COLUMN profile_colour INTEGER;
+                ALTER TABLE identities ADD COLUMN last_room TEXT;
+                """),
     ]
 }

@@ -29,7 +29,8 @@ enum StoredRows {
         """
     static let registrations =
         "SELECT accessory_id, capabilities, placement, primary_source, secondary_source, invalidated FROM registrations"
-    static let identities = "SELECT accessory_id, irk, encryption_key, followed_address FROM identities"
+    static let identities =
+        "SELECT accessory_id, irk, encryption_key, followed_address, irk_order, profile_model, profile_colour, last_room FROM identities"
     static let sources = "SELECT accessory_id, source FROM sources ORDER BY accessory_id, position"
     /// The same rows for one accessory (`$1`), for ``AccessoryStorage/load(accessories:)``.
     static let accessory = """
@@ -38,7 +39,8 @@ enum StoredRows {
         """
     static let registration =
         "SELECT accessory_id, capabilities, placement, primary_source, secondary_source, invalidated FROM registrations WHERE accessory_id = $1"
-    static let identity = "SELECT accessory_id, irk, encryption_key, followed_address FROM identities WHERE accessory_id = $1"
+    static let identity =
+        "SELECT accessory_id, irk, encryption_key, followed_address, irk_order, profile_model, profile_colour, last_room FROM identities WHERE accessory_id = $1"
     static let homeSources = "SELECT accessory_id, source FROM home_sources ORDER BY accessory_id, position"
     static let homeSourcesOfOne = "SELECT accessory_id, source FROM home_sources WHERE accessory_id = $1 ORDER BY position"
     static let aliases = "SELECT accessory_id, alias FROM aliases"
@@ -145,8 +147,24 @@ enum StoredRows {
             guard let key = AccessoryKey(bytes: bytes) else { throw damaged(location, id, "key") }
             return key
         }
-        let keys = AccessoryKeys(irk: try key(1), encryptionKey: try key(2))
+        var order: IRKOrder = .notYet
+        if let text = row.text(4) {
+            guard let stored = IRKOrder(rawValue: text), stored != .notYet else { throw damaged(location, id, "IRK byte order") }
+            order = stored
+        }
+        let irk = try key(1)
+        let keys = AccessoryKeys(irk: irk, encryptionKey: try key(2), irkOrder: irk == nil ? .asGiven : order)
         if !keys.isEmpty { state.keys[id] = keys }
         if let followed = row.optionalInteger(3) { state.followedAddresses[id] = address(followed) }
+        var trace = AccessoryTrace(room: row.text(7))
+        if let model = row.optionalInteger(5) {
+            guard let model = UInt16(exactly: model) else { throw damaged(location, id, "proximity model") }
+            let colour = try row.optionalInteger(6).map { value throws(StorageError) -> UInt8 in
+                guard let colour = UInt8(exactly: value) else { throw damaged(location, id, "proximity colour") }
+                return colour
+            }
+            trace.profile = ProximityProfile(model: model, colour: colour)
+        }
+        if !trace.isEmpty { state.traces[id] = trace }
     }
 }

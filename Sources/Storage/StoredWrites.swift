@@ -106,16 +106,32 @@ enum StoredWrites {
         case .deleteRegistration(let id):
             return [("DELETE FROM registrations WHERE accessory_id = $1", [value(id)])]
         case .saveKeys(let id, let keys):
+            // The order is stored once found (NULL: not yet, or no IRK).
+            let order: String? = keys.irk == nil || keys.irkOrder == .notYet ? nil : keys.irkOrder.rawValue
             return [
                 (
                     """
-                    INSERT INTO identities (accessory_id, irk, encryption_key, updated_at) VALUES ($1, $2, $3, $4)
+                    INSERT INTO identities (accessory_id, irk, encryption_key, irk_order, updated_at) VALUES ($1, $2, $3, $4, $5)
                     ON CONFLICT (accessory_id) DO UPDATE SET irk = excluded.irk, encryption_key = excluded.encryption_key,
-                        updated_at = excluded.updated_at
+                        irk_order = excluded.irk_order, updated_at = excluded.updated_at
                     """,
                     [
                         value(id), keys.irk.map { .blob($0.bytes) } ?? .null, keys.encryptionKey.map { .blob($0.bytes) } ?? .null,
-                        .integer(now),
+                        value(order), .integer(now),
+                    ]
+                )
+            ]
+        case .saveTrace(let id, let trace):
+            return [
+                (
+                    """
+                    INSERT INTO identities (accessory_id, profile_model, profile_colour, last_room, updated_at) VALUES ($1, $2, $3, $4, $5)
+                    ON CONFLICT (accessory_id) DO UPDATE SET profile_model = excluded.profile_model,
+                        profile_colour = excluded.profile_colour, last_room = excluded.last_room, updated_at = excluded.updated_at
+                    """,
+                    [
+                        value(id), trace.profile.map { .integer(Int64($0.model)) } ?? .null,
+                        trace.profile?.colour.map { .integer(Int64($0)) } ?? .null, value(trace.room), .integer(now),
                     ]
                 )
             ]

@@ -14,7 +14,7 @@ struct EngineKeysTests {
         var harness = Harness()
         harness.pair(a, Fixtures.buds)
         let set = harness.request(.setKeys(a, irk: .set(Self.irk), encryptionKey: .keep))
-        #expect(set.result == .success(.keys(a, KeyPresence(irk: true, encryptionKey: false))))
+        #expect(set.result == .success(.keys(a, KeyPresence(irk: true, encryptionKey: false), irkMatch: .asGiven)))
         #expect(set.storage == [.saveKeys(a, AccessoryKeys(irk: Self.irk))])
         #expect(set.outputs.contains(.keysChanged(a, AccessoryKeys(irk: Self.irk))))
         #expect(harness.engine.status(of: a)?.keys == KeyPresence(irk: true, encryptionKey: false))
@@ -29,7 +29,7 @@ struct EngineKeysTests {
 
         // null deletes.
         let deleted = harness.request(.setKeys(a, irk: .delete, encryptionKey: .keep))
-        #expect(deleted.result == .success(.keys(a, KeyPresence(irk: false, encryptionKey: true))))
+        #expect(deleted.result == .success(.keys(a, KeyPresence(irk: false, encryptionKey: true), irkMatch: nil)))
         #expect(harness.engine.keys[a] == AccessoryKeys(encryptionKey: Self.encryption))
     }
 

@@ -18,6 +18,7 @@ struct EngineStorageTests {
         var homeSources: [BluetoothAddress: [BluetoothAddress]] = [:]
         var aliases: [BluetoothAddress: BluetoothAddress] = [:]
         var sourceNames: [BluetoothAddress: String] = [:]
+        var traces: [BluetoothAddress: AccessoryTrace] = [:]
 
         mutating func apply(_ outputs: [EngineOutput]) {
             for case .storage(let write) in outputs {
@@ -29,6 +30,7 @@ struct EngineStorageTests {
                     followed[id] = nil
                     homeSources[id] = nil
                     aliases[id] = nil
+                    traces[id] = nil
                 case .upsertRegistration(let id, let registration): registrations[id] = registration
                 case .deleteRegistration(let id): registrations[id] = nil
                 case .migrationComplete: migrationComplete = true
@@ -37,6 +39,7 @@ struct EngineStorageTests {
                 case .saveHomeSources(let id, let sources): homeSources[id] = sources.isEmpty ? nil : sources
                 case .saveAlias(let id, let alias): aliases[id] = alias
                 case .saveSourceName(let source, let name): sourceNames[source] = name
+                case .saveTrace(let id, let trace): traces[id] = trace
                 }
             }
         }
@@ -44,7 +47,8 @@ struct EngineStorageTests {
         var restored: RestoredState {
             RestoredState(
                 accessories: Array(accessories.values), registrations: registrations, migrationComplete: migrationComplete,
-                keys: keys, followedAddresses: followed, homeSources: homeSources, aliases: aliases, sourceNames: sourceNames)
+                keys: keys, followedAddresses: followed, homeSources: homeSources, aliases: aliases, sourceNames: sourceNames,
+                traces: traces)
         }
     }
 

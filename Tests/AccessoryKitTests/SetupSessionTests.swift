@@ -18,9 +18,16 @@ struct SetupSessionTests {
             (.pickerSetupFailed, "pickerSetupFailed", 70), (.pickerSetupPairing, "pickerSetupPairing", 80),
             (.pickerSetupRename, "pickerSetupRename", 90),
         ]
-        #expect(expected.count == SetupEvent.EventType.allCases.count)
+        // aabridge's own events (household.md): no raw value of Apple's, `"raw":null` in the API.
+        let own: [(SetupEvent.EventType, String)] = [(.accessoryReattached, "accessoryReattached"), (.lookalikeHeard, "lookalikeHeard")]
+        #expect(expected.count + own.count == SetupEvent.EventType.allCases.count)
         for (type, name, raw) in expected {
             #expect(type.rawValue == raw)
+            #expect(type.apiRaw == raw)
+            #expect(type.name == name)
+        }
+        for (type, name) in own {
+            #expect(type.apiRaw == nil)
             #expect(type.name == name)
         }
     }
@@ -47,7 +54,8 @@ struct SetupSessionTests {
     func accessoryOnlyOnAccessoryEvents(type: SetupEvent.EventType) {
         let accessory = Accessory(id: id, displayName: "x", product: buds.name, descriptor: buds.descriptor, state: .authorized)
         let event = SetupEvent(type, accessory: accessory)
-        let isAccessoryEvent = [.accessoryAdded, .accessoryRemoved, .accessoryChanged, .accessoryDiscovered].contains(type)
+        let isAccessoryEvent = [.accessoryAdded, .accessoryRemoved, .accessoryChanged, .accessoryDiscovered, .accessoryReattached].contains(
+            type)
         #expect((event.accessory != nil) == isAccessoryEvent)
     }
 

@@ -67,8 +67,10 @@ struct RequestsAcrossReconnectTests {
         let client = try #require(runtime.connection as? MQTTClient)
         #expect(
             client.configuration.priorityFilters == [
-                // The pairing form is a request in all but topic: "Pair" sends picker/select.
-                "aabridge/bridge/request/#", "aabridge/accessory/+/set", "aabridge/bridge/pairing/set", "home/+/LWT",
+                // The pairing and re-attach forms are requests in all but topic: "Pair" sends
+                // picker/select, "Re-attach" accessory/reattach.
+                "aabridge/bridge/request/#", "aabridge/accessory/+/set", "aabridge/bridge/pairing/set",
+                "aabridge/bridge/reattach/set", "home/+/LWT",
                 "espresense/rooms/+/status", "tele/+/LWT", "homeassistant/status",
             ], "telemetry filters (home/+/BTtoMQTT/#, ...) are not among them")
         // The bound counts what the runtime's reader reports taking; the commands' clients

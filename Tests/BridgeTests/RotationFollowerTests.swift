@@ -89,6 +89,38 @@ struct RotationFollowerTests {
         #expect(Self.advertise(&follower, Self.newAddress, from: 11, to: 40) == nil)
     }
 
+    @Test("an accessory a gateway reports every 5 s is not silent after 4 s: an identical pair's new address beside it is not its")
+    func gatewayCadence() throws {
+        var follower = RotationFollower(availabilityMilliseconds: 120_000)
+        for second in stride(from: 0.0, through: 60, by: 5) {
+            follower.heard(Self.alice, at: Self.alice, profile: Self.airPods, gateway: "kitchen", now: Self.at(second))
+        }
+        // Bob's identical pair rotates beside it, 4 s into Alice's usual 5 s: 3 s of silence
+        // would be enough for an accessory heard every second, not for this one.
+        for second in stride(from: 64.0, through: 84, by: 5) {
+            #expect(follower.unknown(Self.newAddress, profile: Self.airPods, gateway: "kitchen", now: Self.at(second)) == .none)
+            follower.heard(Self.alice, at: Self.alice, profile: Self.airPods, gateway: "kitchen", now: Self.at(second + 1))
+        }
+        // Really silent (two of its intervals and more): its new address is followed, later
+        // than 15 s after its first advertisement since the window stretches with the cadence.
+        var quiet = RotationFollower(availabilityMilliseconds: 120_000)
+        for second in stride(from: 0.0, through: 60, by: 5) {
+            quiet.heard(Self.alice, at: Self.alice, profile: Self.airPods, gateway: "kitchen", now: Self.at(second))
+        }
+        let followed = try #require(Self.advertise(&quiet, Self.newAddress, from: 62, to: 90))
+        #expect(followed.0 == .follow(Self.alice))
+        #expect(followed.at >= 70, "not before two intervals of silence: \(followed.at)")
+    }
+
+    @Test("a candidate paired from the picker is followed from its next address at once (the pairing sighting counts)")
+    func adopted() throws {
+        var follower = RotationFollower(availabilityMilliseconds: 120_000)
+        _ = Self.advertise(&follower, Self.bob, from: 0, to: 2)
+        follower.adopt(Self.bob)
+        let (decision, _) = try #require(Self.advertise(&follower, Self.newAddress, from: 6, to: 30))
+        #expect(decision == .follow(Self.bob))
+    }
+
     @Test("an accessory silent for longer than its availability window is not followed")
     func availabilityWindow() {
         var follower = RotationFollower(availabilityMilliseconds: 5_000)

@@ -52,8 +52,8 @@ private typealias F = HomeAssistantFixtures
                 "placement", "worn", "primary_source", "secondary_source", "routes", "decision", "registration",
                 "battery_left", "battery_right", "battery_case", "rssi", "room", "address", "identity", "last_error",
                 // The controls (HomeAssistantControlsTests): every one a request of the request API.
-                "name", "remove", "register", "invalidate", "preferred_source", "home_source_address", "alias", "irk",
-                "encryption_key",
+                "name", "remove", "register", "invalidate", "preferred_source", "home_source_address", "alias", "lookalike",
+                "reattach", "irk", "encryption_key",
             ])
         #expect(F.uniqueIDs(payload).allSatisfy { $0.hasPrefix("aabridge_A1B2C3D4E5F6_") })
         let device = try #require(payload["device"])
@@ -133,6 +133,7 @@ private typealias F = HomeAssistantFixtures
             F.componentIDs(payload) == [
                 "primary_source", "secondary_source", "routes", "decision", "registration", "battery", "rssi", "room", "address",
                 "identity", "last_error",
+                // No model decoded and no look-alikes: no re-attach controls.
                 "name", "remove", "register", "invalidate", "preferred_source", "home_source_address", "alias", "irk",
                 "encryption_key",
             ])

@@ -28,6 +28,24 @@ struct IdentityStorageTests {
         #expect(state.followedAddresses == [id: followed])
     }
 
+    @Test("the order a key matched in and the accessory's trace (profile, last room) survive a reopen; not_yet is kept as not_yet")
+    func orderAndTrace() throws {
+        let directory = TemporaryDirectory()
+        let path = directory.database()
+        let trace = AccessoryTrace(profile: ProximityProfile(model: 0x2014, colour: 0), room: "bedroom")
+        do {
+            let store = try AccessoryStore(path: path)
+            try store.apply([.upsertAccessory(F.full), .upsertAccessory(F.bare)])
+            try store.apply([.saveKeys(F.full.id, AccessoryKeys(irk: Self.irk, irkOrder: .reversed)), .saveTrace(F.full.id, trace)])
+            try store.apply([.saveKeys(F.bare.id, AccessoryKeys(irk: Self.irk, irkOrder: .notYet))])
+            store.close()
+        }
+        let state = try AccessoryStore(path: path).load()
+        #expect(state.keys[F.full.id]?.irkOrder == .reversed)
+        #expect(state.keys[F.bare.id]?.irkOrder == .notYet)
+        #expect(state.traces == [F.full.id: trace])
+    }
+
     @Test("no keys stored loads as none; deleting the accessory deletes its keys")
     func deletion() throws {
         let directory = TemporaryDirectory()

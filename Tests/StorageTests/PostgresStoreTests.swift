@@ -43,6 +43,15 @@ enum SharedWrites {
                 .saveHomeSources(F.bare.id, [F.address(0x302), F.address(0x300)]),
             ], [:]
         ),
+        // Found again after a night: the key's byte order, the profile and the last room.
+        (
+            [
+                .saveKeys(F.bare.id, AccessoryKeys(irk: irk, irkOrder: .reversed)),
+                .saveTrace(F.full.id, AccessoryTrace(profile: ProximityProfile(model: 0x2014, colour: 3), room: "bedroom 'quoted'")),
+                .saveTrace(F.bare.id, AccessoryTrace(profile: ProximityProfile(model: 0x200A, colour: nil))),
+                .saveTrace(F.full.id, AccessoryTrace(profile: ProximityProfile(model: 0x2014, colour: 3), room: "kitchen")),
+            ], [:]
+        ),
     ]
 
     static func apply(to store: any AccessoryStorage) throws {
@@ -80,6 +89,9 @@ struct PostgresStoreTests {
             #expect(bytes.displayName == SharedWrites.allBytes.displayName)
             #expect(restored.keys[SharedWrites.allBytes.id] == AccessoryKeys(irk: SharedWrites.irk, encryptionKey: SharedWrites.encryption))
             #expect(restored.followedAddresses[F.full.id] == F.address(0x77))
+            #expect(restored.keys[F.bare.id]?.irkOrder == .reversed)
+            #expect(restored.traces[F.full.id] == AccessoryTrace(profile: ProximityProfile(model: 0x2014, colour: 3), room: "kitchen"))
+            #expect(restored.traces[F.bare.id] == AccessoryTrace(profile: ProximityProfile(model: 0x200A, colour: nil)))
             #expect(restored.registrations[F.full.id] == F.bareRegistration)
             #expect(restored.migrationComplete)
             #expect(try postgres.loadSources() == [F.full.id: [F.address(0x100), F.address(0x101), F.address(0x102)]])
@@ -168,7 +180,7 @@ struct PostgresStoreTests {
             versions.append(row.integer(0))
         }
         #expect(versions == PostgresSchema.migrations.map(\.version))
-        #expect(versions == [1, 2, 3])
+        #expect(versions == [1, 2, 3, 4])
         // The cluster's tables came with version 2, home sources, aliases and names with 3.
         var tables: [String] = []
         try connection.run(

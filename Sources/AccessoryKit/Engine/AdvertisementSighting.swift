@@ -55,6 +55,11 @@ public struct AdvertisementSighting: Hashable, Sendable {
     public var serviceUUIDs: [BluetoothUUID]
     /// The decoder's reading, if the product has a decoder and it matched.
     public var decoded: Decoded?
+    /// The model and colour an Apple proximity-pairing advertisement names (what tells
+    /// look-alikes apart).
+    public var profile: ProximityProfile?
+    /// The byte order in which the accessory's IRK, not matched before, resolved ``heardFrom``.
+    public var irkOrder: IRKOrder?
 
     /// Creates a sighting.
     public init(

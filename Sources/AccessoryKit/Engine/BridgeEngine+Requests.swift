@@ -154,12 +154,15 @@ extension BridgeEngine {
                 }
                 invalidateRegistration(id, now: now)
                 result = .success(.empty)
-            case .setKeys(let id, let irk, let encryptionKey):
+            case .setKeys(let id, let irk, let encryptionKey, let order):
                 guard let keys = records[id]?.keys, session.accessories[id] != nil else {
                     throw SetupError(.invalidRequest, "unknown accessory \(id)")
                 }
-                setKeys(id, keys.applying(irk: irk, encryptionKey: encryptionKey))
-                result = .success(.keys(id, records[id]?.keys.presence ?? keys.presence))
+                var applied = keys.applying(irk: irk, encryptionKey: encryptionKey)
+                if let order, applied.irk != keys.irk { applied.irkOrder = order }
+                setKeys(id, applied)
+                let now = records[id]?.keys ?? keys
+                result = .success(.keys(id, now.presence, irkMatch: now.irk == nil ? nil : now.irkOrder))
             case .setHomeSources(let id, let sources):
                 try setHomeSources(id, sources, now: now)
                 result = .success(.state(id))
@@ -169,6 +172,12 @@ extension BridgeEngine {
             case .nameSource(let source, let name):
                 nameSource(source, name)
                 result = .success(.sourceName(source, sourceName(of: source)))
+            case .reattach(let id, let address):
+                guard session.accessories[id] != nil, records[id] != nil else {
+                    throw SetupError(.invalidRequest, "unknown accessory \(id)")
+                }
+                reattach(id, to: address)
+                result = .success(.state(id))
             case .register, .current:
                 result = .success(.empty) // handled above
             }
@@ -281,8 +290,20 @@ extension BridgeEngine {
     mutating func setKeys(_ id: BluetoothAddress, _ keys: AccessoryKeys) {
         guard let index = records.index(forKey: id), records.values[index].keys != keys else { return }
         records.values[index].keys = keys
+        indexProfile(id)
         emit(.storage(.saveKeys(id, keys)))
         emit(.keysChanged(id, keys))
+        markChanged(id)
+    }
+
+    /// The accessory advertises from `address` now (a look-alike re-attached, by the rules or by
+    /// `accessory/reattach`): its followed address, stored, attributed `reattached`.
+    mutating func reattach(_ id: BluetoothAddress, to address: BluetoothAddress) {
+        records[id]?.followedHow = .reattached
+        guard records[id]?.followedAddress != address else { return }
+        setFollowedAddress(id, address)
+        emit(.storage(.saveFollowedAddress(id, address)))
+        if let accessory = session.accessories[id] { emit(.event(SetupEvent(.accessoryReattached, accessory: accessory))) }
         markChanged(id)
     }
 
@@ -295,9 +316,15 @@ extension BridgeEngine {
         records[accessory.id]?.lastSeen = candidate?.lastSeen ?? now
         records[accessory.id]?.rssi = candidate?.rssi
         records[accessory.id]?.gateway = candidate?.gateway
+        // The sighting it was paired from counts as its first: where it was heard, what it said.
+        records[accessory.id]?.address = candidate.map { _ in accessory.id }
+        records[accessory.id]?.model = candidate?.decoded?.model
+        records[accessory.id]?.battery = candidate?.decoded?.battery
+        if let profile = candidate?.profile { setTrace(accessory.id, AccessoryTrace(profile: profile, room: candidate?.gateway)) }
         records[accessory.id]?.wornSince = now
         scheduleAvailabilityCheck(lastSeen: records[accessory.id]?.lastSeen ?? now)
         emit(.storage(.upsertAccessory(accessory)))
+        if candidate?.profile != nil { emit(.storage(.saveTrace(accessory.id, trace(of: accessory.id)))) }
         if !sources.isEmpty { emit(.storage(.saveHomeSources(accessory.id, sources))) }
         markChanged(accessory.id)
         autoRegisterIfConfigured(accessory.id, now: now)
@@ -318,6 +345,7 @@ extension BridgeEngine {
         registry.invalidate(id)
         setFollowedAddress(id, nil)
         setAlias(id, nil)
+        setTrace(id, AccessoryTrace())
         records[id] = nil
         recomputeRoutes(sources, subject: id, now: now) { _ in .removed }
         reindex(id, old: sources, new: [])

@@ -6,7 +6,7 @@ extension BridgeEngine {
         let id = sighting.address
         if let index = records.index(forKey: id) {
             // In-place through the index: one hash per sighting, no copy of the record.
-            let (wasAvailable, identityChanged, followed, roomChanged) = Self.update(&records.values[index]) { record in
+            let (wasAvailable, identityChanged, followed, roomChanged, trace) = Self.update(&records.values[index]) { record in
                 record.lastSeen = now
                 record.rssi = sighting.rssi
                 if record.gateway != sighting.gateway { record.gateway = sighting.gateway }
@@ -23,14 +23,34 @@ extension BridgeEngine {
                     record.model = model
                     identityChanged = true
                 }
-                let followed = sighting.attribution == .followed && record.followedAddress != sighting.heardFrom
-                return (record.available, identityChanged, followed, roomChanged)
+                let followed =
+                    (sighting.attribution == .followed || sighting.attribution == .reattached)
+                    && record.followedAddress != sighting.heardFrom
+                // What re-attaching it after a night needs: its profile, where it was last heard.
+                var trace = record.trace
+                if let profile = sighting.profile, trace.profile != profile { trace.profile = profile }
+                // Only an accessory that advertises proximity pairing can be a look-alike's.
+                if roomChanged, trace.profile != nil, let room = record.room.room { trace.room = room }
+                return (record.available, identityChanged, followed, roomChanged, trace == record.trace ? nil : trace)
             }
             if identityChanged { markChanged(id) }
             if roomChanged { roomMoved(id) }
             if followed {
                 setFollowedAddress(id, sighting.heardFrom)
+                records.values[index].followedHow = sighting.attribution
                 emit(.storage(.saveFollowedAddress(id, sighting.heardFrom)))
+                if sighting.attribution == .reattached, let accessory = session.accessories[id] {
+                    emit(.event(SetupEvent(.accessoryReattached, accessory: accessory)))
+                }
+            }
+            if let trace {
+                setTrace(id, trace)
+                emit(.storage(.saveTrace(id, trace)))
+            }
+            if let order = sighting.irkOrder, records.values[index].keys.irkOrder == .notYet {
+                var keys = records.values[index].keys
+                keys.irkOrder = order
+                setKeys(id, keys)
             }
             if !wasAvailable { becameAvailable(id, now: now) }
             if let decoded = sighting.decoded { apply(decoded, to: id, now: now) }

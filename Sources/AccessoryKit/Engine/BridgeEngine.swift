@@ -47,6 +47,11 @@ public struct BridgeEngine: Sendable {
         /// Not heard since the session started: its first return restores its home sources
         /// with the reason `startup`.
         var awaitingFirstSighting = false
+        /// Its proximity profile and the room it was last heard in (stored): what re-attaching
+        /// it needs when it comes back from a night away.
+        var trace = AccessoryTrace()
+        /// How its followed address was found: followed in a rotation, or re-attached.
+        var followedHow: IdentityAttribution = .followed
         /// Its product's name (the session's accessory says it too; kept here so that one
         /// lookup gives the runtime everything it decodes an advertisement with).
         @usableFromInline let product: String
@@ -71,6 +76,9 @@ public struct BridgeEngine: Sendable {
     @usableFromInline var followedIndex: [BluetoothAddress: BluetoothAddress] = [:]
     /// Alias -> the accessory it names (``Record/alias`` read backwards).
     var aliasIndex: [BluetoothAddress: BluetoothAddress] = [:]
+    /// Proximity profile -> the accessories without an IRK that have it (``Record/trace``), so
+    /// a look-alike's candidates are found without a scan of every accessory.
+    var profileIndex: [ProximityProfile: Set<BluetoothAddress>] = [:]
     /// Names given to source devices at run time (`source/name`, stored). The configuration's
     /// (``EngineConfiguration/sourceNames``) win: ``sourceName(of:)``.
     public internal(set) var runtimeSourceNames: [BluetoothAddress: String]
@@ -115,6 +123,7 @@ public struct BridgeEngine: Sendable {
             records[accessory.id]?.homeSources = restored.homeSources[accessory.id] ?? []
             setFollowedAddress(accessory.id, restored.followedAddresses[accessory.id])
             setAlias(accessory.id, restored.aliases[accessory.id])
+            setTrace(accessory.id, restored.traces[accessory.id] ?? AccessoryTrace())
         }
     }
 
@@ -190,6 +199,16 @@ public struct BridgeEngine: Sendable {
         records.index(forKey: id).flatMap { records.values[$0].followedAddress }
     }
 
+    /// What re-attaching the accessory needs (its profile, its last room).
+    public func trace(of id: BluetoothAddress) -> AccessoryTrace {
+        records.index(forKey: id).map { records.values[$0].trace } ?? AccessoryTrace()
+    }
+
+    /// How the accessory followed to an address was found there (followed, or re-attached).
+    public func followedAttribution(of id: BluetoothAddress) -> IdentityAttribution {
+        records.index(forKey: id).map { records.values[$0].followedHow } ?? .followed
+    }
+
     /// The accessory last followed to `address` without a key. One with an IRK is resolved by
     /// it instead: an address its key does not resolve is not its own.
     @inlinable @inline(__always)
@@ -253,6 +272,38 @@ public struct BridgeEngine: Sendable {
             hardware: product?.hardware ?? .inEarBud,
             hardwareCapabilities: product?.capabilities ?? [],
             autoRegister: product?.autoRegister ?? false)
+    }
+
+    /// Records an accessory's trace, keeping ``profileIndex`` in step (an accessory with an
+    /// IRK is never a look-alike's: its key says which addresses are its own).
+    mutating func setTrace(_ id: BluetoothAddress, _ trace: AccessoryTrace) {
+        guard let index = records.index(forKey: id) else { return }
+        if let old = records.values[index].trace.profile { profileIndex[old]?.remove(id) }
+        records.values[index].trace = trace
+        indexProfile(id)
+    }
+
+    /// Puts the accessory under its profile in ``profileIndex`` when it has no IRK, or takes it out.
+    mutating func indexProfile(_ id: BluetoothAddress) {
+        guard let index = records.index(forKey: id), let profile = records.values[index].trace.profile else { return }
+        if records.values[index].keys.irk == nil {
+            profileIndex[profile, default: []].insert(id)
+        } else {
+            profileIndex[profile]?.remove(id)
+        }
+    }
+
+    /// The accessories a look-alike with `profile` could be (household.md): without an IRK,
+    /// unavailable (heard by nobody lately, or not since the start), with that profile; each
+    /// with the room it was last heard in. Sorted by id.
+    public func awayAccessories(matching profile: ProximityProfile) -> [(id: BluetoothAddress, room: String?)] {
+        guard let ids = profileIndex[profile] else { return [] }
+        return ids.sorted().compactMap { id in
+            guard let index = records.index(forKey: id), !records.values[index].available, records.values[index].keys.irk == nil else {
+                return nil
+            }
+            return (id, records.values[index].trace.room)
+        }
     }
 
     /// Records an accessory's alias (nil: none), keeping ``aliasIndex`` in step.

@@ -15,12 +15,17 @@ public enum Request: Hashable, Sendable {
     case current(BluetoothAddress)
     /// The system invalidates the registration (as iOS may).
     case invalidate(BluetoothAddress)
-    /// `accessory/keys`: sets, deletes or keeps each of an accessory's keys.
-    case setKeys(BluetoothAddress, irk: KeyChange, encryptionKey: KeyChange)
+    /// `accessory/keys`: sets, deletes or keeps each of an accessory's keys. `irkOrder`: the
+    /// byte order of a new IRK when the runtime found it already (else it is found as the
+    /// accessory's addresses arrive).
+    case setKeys(BluetoothAddress, irk: KeyChange, encryptionKey: KeyChange, irkOrder: IRKOrder? = nil)
     /// `accessory/home_sources`: the sources the user named for the accessory (0-2, in order).
     case setHomeSources(BluetoothAddress, [BluetoothAddress])
     /// `accessory/alias`: the public address phones and desktops know the accessory by (nil: none).
     case setAlias(BluetoothAddress, BluetoothAddress?)
     /// `source/name`: a source device's name (nil: the run-time name is removed).
     case nameSource(BluetoothAddress, String?)
+    /// `accessory/reattach`: the accessory advertises from this address now (a look-alike, or
+    /// any address nobody is attributed to; the runtime checks it is no one else's first).
+    case reattach(BluetoothAddress, address: BluetoothAddress)
 }

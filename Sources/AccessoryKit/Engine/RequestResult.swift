@@ -7,8 +7,9 @@ public enum RequestResult: Hashable, Sendable {
         case configuration(AccessoryControlDevice.Configuration)
         case device(AccessoryControlDevice)
         case picker(Picker?)
-        /// `accessory/keys`: which keys the accessory has now.
-        case keys(BluetoothAddress, KeyPresence)
+        /// `accessory/keys`: which keys the accessory has now, and which byte order of its IRK
+        /// matched (nil without an IRK).
+        case keys(BluetoothAddress, KeyPresence, irkMatch: IRKOrder?)
         /// The accessory's state object as it is after the request (`accessory/home_sources`,
         /// `accessory/alias`).
         case state(BluetoothAddress)

@@ -14,13 +14,16 @@ public struct RestoredState: Hashable, Sendable {
     public var aliases: [BluetoothAddress: BluetoothAddress]
     /// Names given to source devices at run time (`source/name`).
     public var sourceNames: [BluetoothAddress: String]
+    /// What re-attaching each accessory needs (its profile, its last room).
+    public var traces: [BluetoothAddress: AccessoryTrace]
 
     public init(
         accessories: [Accessory] = [], registrations: [BluetoothAddress: Registration] = [:], migrationComplete: Bool = false,
         keys: [BluetoothAddress: AccessoryKeys] = [:], followedAddresses: [BluetoothAddress: BluetoothAddress] = [:],
         homeSources: [BluetoothAddress: [BluetoothAddress]] = [:], aliases: [BluetoothAddress: BluetoothAddress] = [:],
-        sourceNames: [BluetoothAddress: String] = [:]
+        sourceNames: [BluetoothAddress: String] = [:], traces: [BluetoothAddress: AccessoryTrace] = [:]
     ) {
+        self.traces = traces
         self.homeSources = homeSources
         self.aliases = aliases
         self.sourceNames = sourceNames

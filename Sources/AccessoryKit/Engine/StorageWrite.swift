@@ -14,6 +14,8 @@ public enum StorageWrite: Hashable, Sendable {
     case saveAlias(BluetoothAddress, BluetoothAddress?)
     /// A source device's run-time name, replaced (nil: none).
     case saveSourceName(BluetoothAddress, String?)
+    /// What re-attaching the accessory needs after a restart (its profile, its last room).
+    case saveTrace(BluetoothAddress, AccessoryTrace)
     /// The configured migration ran; it must not run again.
     case migrationComplete
 
@@ -23,7 +25,7 @@ public enum StorageWrite: Hashable, Sendable {
         switch self {
         case .upsertAccessory(let accessory): accessory.id
         case .deleteAccessory(let id), .upsertRegistration(let id, _), .deleteRegistration(let id), .saveKeys(let id, _),
-            .saveFollowedAddress(let id, _), .saveHomeSources(let id, _), .saveAlias(let id, _):
+            .saveFollowedAddress(let id, _), .saveHomeSources(let id, _), .saveAlias(let id, _), .saveTrace(let id, _):
             id
         case .saveSourceName, .migrationComplete: nil
         }

@@ -13,6 +13,10 @@
 public struct AccessoryKey: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The 16 key bytes, most significant first (the order AES is given them in).
     public let bytes: [UInt8]
+    /// Given as hex digits, whose byte order tools disagree on (an IRK in hex is tried in both
+    /// orders: ``IRKOrder``). Base64 is the Keychain's, whose order is known. Not part of the
+    /// key's identity: the same bytes are the same key however they were written.
+    public let isHexText: Bool
 
     /// Why a text is not a key. The messages never repeat the text.
     public enum FormatError: Error, Hashable, Sendable, CustomStringConvertible {
@@ -32,10 +36,15 @@ public struct AccessoryKey: Hashable, Sendable, CustomStringConvertible, CustomD
     }
 
     /// A key from 16 bytes, most significant first.
-    public init?(bytes: [UInt8]) {
+    public init?(bytes: [UInt8], isHexText: Bool = false) {
         guard bytes.count == 16 else { return nil }
         self.bytes = bytes
+        self.isHexText = isHexText
     }
+
+    public static func == (lhs: AccessoryKey, rhs: AccessoryKey) -> Bool { lhs.bytes == rhs.bytes }
+
+    public func hash(into hasher: inout Hasher) { hasher.combine(bytes) }
 
     /// Parses either form described on the type.
     public static func parse(_ text: String) -> Result<AccessoryKey, FormatError> {
@@ -47,7 +56,7 @@ public struct AccessoryKey: Hashable, Sendable, CustomStringConvertible, CustomD
         {
             // A 16-byte key is 32 hex digits; base64 of 16 bytes is 22-24 characters, so a
             // string of hex digits that is not 32 long is a hex key of the wrong length.
-            guard let key = AccessoryKey(bytes: bytes) else { return .failure(.wrongLength(bytes.count)) }
+            guard let key = AccessoryKey(bytes: bytes, isHexText: true) else { return .failure(.wrongLength(bytes.count)) }
             return .success(key)
         }
         guard let decoded = Base64.decode(body) else { return .failure(.unrecognised) }

@@ -5,11 +5,26 @@
 public struct AccessoryKeys: Hashable, Sendable {
     public var irk: AccessoryKey?
     public var encryptionKey: AccessoryKey?
+    /// Which byte order of ``irk`` resolves the accessory's addresses.
+    public var irkOrder: IRKOrder
 
-    /// Creates a set of keys; both absent by default.
-    public init(irk: AccessoryKey? = nil, encryptionKey: AccessoryKey? = nil) {
+    /// Creates a set of keys; both absent by default. An IRK given as hex is tried in both
+    /// orders until one matches (``IRKOrder/notYet``), one from base64 as it is.
+    public init(irk: AccessoryKey? = nil, encryptionKey: AccessoryKey? = nil, irkOrder: IRKOrder? = nil) {
         self.irk = irk
         self.encryptionKey = encryptionKey
+        self.irkOrder = irkOrder ?? Self.order(of: irk)
+    }
+
+    /// The order a newly given IRK starts with.
+    static func order(of irk: AccessoryKey?) -> IRKOrder {
+        irk?.isHexText == true ? .notYet : .asGiven
+    }
+
+    /// The IRK's bytes to resolve addresses with, and in which order each is (both orders
+    /// while ``irkOrder`` is not known yet; none without an IRK).
+    public var irkCandidates: [(order: IRKOrder, bytes: [UInt8])] {
+        irk.map { irkOrder.candidates($0.bytes) } ?? []
     }
 
     /// Whether neither key is set.
@@ -20,13 +35,17 @@ public struct AccessoryKeys: Hashable, Sendable {
 
     /// These keys with each change applied.
     public func applying(irk irkChange: KeyChange, encryptionKey encryptionChange: KeyChange) -> AccessoryKeys {
-        AccessoryKeys(irk: irkChange.applied(to: irk), encryptionKey: encryptionChange.applied(to: encryptionKey))
+        let newIRK = irkChange.applied(to: irk)
+        return AccessoryKeys(
+            irk: newIRK, encryptionKey: encryptionChange.applied(to: encryptionKey), irkOrder: newIRK == irk ? irkOrder : nil)
     }
 
     /// These keys, with the ones set in `other` taking their place (the configuration file
     /// wins at start for the keys it gives, and leaves the others as stored).
     public func overridden(by other: AccessoryKeys) -> AccessoryKeys {
-        AccessoryKeys(irk: other.irk ?? irk, encryptionKey: other.encryptionKey ?? encryptionKey)
+        let newIRK = other.irk ?? irk
+        return AccessoryKeys(
+            irk: newIRK, encryptionKey: other.encryptionKey ?? encryptionKey, irkOrder: newIRK == irk ? irkOrder : other.irkOrder)
     }
 }
 

@@ -7,4 +7,7 @@ public enum IdentityAttribution: String, Hashable, Sendable, CaseIterable {
     /// A rotation followed without a key: same model and colour, consistent battery, same
     /// gateways, the old address silent (identity.md, Following a rotation without keys).
     case followed
+    /// A look-alike re-attached to an accessory that had been away (household.md, "Found again
+    /// after a night"), by the rules or by `accessory/reattach`.
+    case reattached
 }

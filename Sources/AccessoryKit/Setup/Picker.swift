@@ -12,6 +12,11 @@ public struct Picker: Hashable, Sendable {
         public var gateway: String
         /// When it was last heard; a selection after the availability timeout fails.
         public var lastSeen: Timestamp
+        /// What its last advertisement said (model, battery, placement): a candidate selected is
+        /// known from that sighting at once (household.md: the pairing sighting counts).
+        public var decoded: AdvertisementSighting.Decoded?
+        /// Its last advertisement's proximity profile.
+        public var profile: ProximityProfile?
 
         /// Creates a candidate.
         public init(id: BluetoothAddress, name: String?, product: String, rssi: Int, gateway: String, lastSeen: Timestamp) {

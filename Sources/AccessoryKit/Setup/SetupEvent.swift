@@ -17,14 +17,22 @@ public struct SetupEvent: Hashable, Sendable {
         case pickerSetupFailed = 70
         case pickerSetupPairing = 80
         case pickerSetupRename = 90
+        /// aabridge's (no raw value of Apple's): a look-alike was re-attached to an accessory
+        /// that had been away (household.md, "Found again after a night").
+        case accessoryReattached = 1_001
+        /// aabridge's: an address that could be an away accessory was first heard.
+        case lookalikeHeard = 1_002
 
         /// Only accessory events carry an accessory.
         public var carriesAccessory: Bool {
             switch self {
-            case .accessoryAdded, .accessoryRemoved, .accessoryChanged, .accessoryDiscovered: true
+            case .accessoryAdded, .accessoryRemoved, .accessoryChanged, .accessoryDiscovered, .accessoryReattached: true
             default: false
             }
         }
+
+        /// The raw value the API shows: Apple's, or nil for aabridge's own events.
+        public var apiRaw: Int? { rawValue >= 1_000 ? nil : rawValue }
 
         /// The API name (`accessoryAdded`).
         public var name: String { String(describing: self) }

@@ -127,6 +127,8 @@ public struct SetupSession: Hashable, Sendable {
             picker.candidates[index].lastSeen = now
             picker.candidates[index].rssi = sighting.rssi
             picker.candidates[index].gateway = sighting.gateway
+            if let decoded = sighting.decoded { picker.candidates[index].decoded = decoded }
+            if let profile = sighting.profile { picker.candidates[index].profile = profile }
             if let name = Self.candidateName(sighting) { picker.candidates[index].name = name }
             self.picker = picker
             return false
@@ -137,8 +139,11 @@ public struct SetupSession: Hashable, Sendable {
             })
         else { return false }
         let name = Self.candidateName(sighting)
-        picker.candidates.append(
-            .init(id: sighting.address, name: name, product: product.name, rssi: sighting.rssi, gateway: sighting.gateway, lastSeen: now))
+        var candidate = Picker.Candidate(
+            id: sighting.address, name: name, product: product.name, rssi: sighting.rssi, gateway: sighting.gateway, lastSeen: now)
+        candidate.decoded = sighting.decoded
+        candidate.profile = sighting.profile
+        picker.candidates.append(candidate)
         self.picker = picker
         let discovered = makeAccessory(id: sighting.address, name: name ?? product.name, product: product, state: .unauthorized, ssid: nil)
         events.append(SetupEvent(.accessoryDiscovered, accessory: discovered))

@@ -41,6 +41,23 @@ struct EngineView {
         knows(address) ? address : holder.engine.accessory(aliasedTo: address)
     }
 
+    /// The accessory whose alias `address` is.
+    func accessory(aliasedTo address: BluetoothAddress) -> BluetoothAddress? { holder.engine.accessory(aliasedTo: address) }
+
+    /// What re-attaching the accessory needs (its profile, its last room).
+    func trace(of id: BluetoothAddress) -> AccessoryTrace { holder.engine.trace(of: id) }
+
+    /// How the accessory followed to an address was found there (followed, or re-attached).
+    func followedAttribution(of id: BluetoothAddress) -> IdentityAttribution { holder.engine.followedAttribution(of: id) }
+
+    /// The away accessories a look-alike with `profile` could be, with their last rooms.
+    func awayAccessories(matching profile: ProximityProfile) -> [(id: BluetoothAddress, room: String?)] {
+        holder.engine.awayAccessories(matching: profile)
+    }
+
+    /// The proximity profile of a picker candidate's last advertisement.
+    func candidateProfile(_ id: BluetoothAddress) -> ProximityProfile? { holder.engine.picker?.candidate(id)?.profile }
+
     /// The product of a known accessory (nil: the address is no accessory's id).
     func product(of id: BluetoothAddress) -> String? { holder.engine.product(of: id) }
 

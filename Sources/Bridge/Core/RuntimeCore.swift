@@ -19,6 +19,9 @@ final class RuntimeCore {
     private let diagnostics: Diagnostics
     /// Registration changes caused by telemetry, latest per accessory.
     private var deferredRegistrations: [BluetoothAddress: Registration] = [:]
+    /// Traces (profile, last room) waiting the same way: a room change is no reason for a
+    /// commit of its own.
+    private var deferredTraces: [BluetoothAddress: AccessoryTrace] = [:]
 
     /// What this instance owns: it writes only its own accessories' rows (a single bridge owns
     /// them all). In a cluster the engine holds every accessory (to recognise them), and its
@@ -89,7 +92,7 @@ final class RuntimeCore {
     }
 
     /// Whether telemetry writes wait for ``flushDeferredWrites()``.
-    var hasDeferredWrites: Bool { !deferredRegistrations.isEmpty }
+    var hasDeferredWrites: Bool { !deferredRegistrations.isEmpty || !deferredTraces.isEmpty }
 
     /// The next time the engine has something due (debounce, availability, picker timeout).
     var nextDeadline: Timestamp? { holder.engine.nextDeadline }
@@ -153,16 +156,19 @@ final class RuntimeCore {
         return .committed(step)
     }
 
-    /// Commits the deferred registration writes in one transaction. On failure they stay
-    /// deferred (tried again when next due) and the error is logged at most once a minute.
+    /// Commits the deferred registration and trace writes in one transaction. On failure they
+    /// stay deferred (tried again when next due) and the error is logged at most once a minute.
     @discardableResult
     func flushDeferredWrites(at now: Timestamp, context: String = "telemetry") async -> Bool {
-        guard !deferredRegistrations.isEmpty else { return true }
+        guard hasDeferredWrites else { return true }
         // Sorted so the same state always writes in the same order.
-        let writes = deferredRegistrations.sorted { $0.key < $1.key }.map { StorageWrite.upsertRegistration($0.key, $0.value) }
+        let writes =
+            deferredRegistrations.sorted { $0.key < $1.key }.map { StorageWrite.upsertRegistration($0.key, $0.value) }
+            + deferredTraces.sorted { $0.key < $1.key }.map { StorageWrite.saveTrace($0.key, $0.value) }
         guard let error = await storage.apply(writes) else {
             // Nothing else ran meanwhile: the loop's one task was awaiting this commit.
             deferredRegistrations.removeAll(keepingCapacity: true)
+            deferredTraces.removeAll(keepingCapacity: true)
             return true
         }
         diagnostics.counters.storageFailures += 1
@@ -185,15 +191,21 @@ final class RuntimeCore {
         let outputs = ownership.ownsEverything ? outputs : outputs.filter { Self.accessory(writtenBy: $0).map(ownership.owns) ?? true }
         var immediate = false
         for case .storage(let write) in outputs {
-            if case .upsertRegistration = write { continue }
-            immediate = true
+            switch write {
+            case .upsertRegistration, .saveTrace: continue
+            default: immediate = true
+            }
         }
         guard !immediate else {
             await flushDeferredWrites(at: now, context: "\(context)")
             return await commit(outputs, context: "\(context)")
         }
-        for case .storage(.upsertRegistration(let id, let registration)) in outputs {
-            deferredRegistrations[id] = registration
+        for case .storage(let write) in outputs {
+            switch write {
+            case .upsertRegistration(let id, let registration): deferredRegistrations[id] = registration
+            case .saveTrace(let id, let trace): deferredTraces[id] = trace
+            default: break
+            }
         }
         return true
     }
@@ -235,16 +247,23 @@ final class RuntimeCore {
     /// owner took them over from storage, and a late write here would undo its changes.
     func dropDeferredWrites(where lost: (BluetoothAddress) -> Bool) {
         deferredRegistrations = deferredRegistrations.filter { !lost($0.key) }
+        deferredTraces = deferredTraces.filter { !lost($0.key) }
     }
 
     /// A committed request wrote these accessories' registrations (or removed them): their
     /// deferred writes are older and must not be applied after it.
     private func dropDeferredWrites(supersededBy outputs: [EngineOutput]) {
-        guard !deferredRegistrations.isEmpty else { return }
+        guard hasDeferredWrites else { return }
         for case .storage(let write) in outputs {
             switch write {
-            case .upsertRegistration(let id, _), .deleteRegistration(let id), .deleteAccessory(let id):
+            case .upsertRegistration(let id, _), .deleteRegistration(let id):
                 deferredRegistrations[id] = nil
+            case .deleteAccessory(let id):
+                // Its rows are gone: a late write would fail on them (or bring one back).
+                deferredRegistrations[id] = nil
+                deferredTraces[id] = nil
+            case .saveTrace(let id, _):
+                deferredTraces[id] = nil
             case .upsertAccessory, .migrationComplete, .saveKeys, .saveFollowedAddress, .saveHomeSources, .saveAlias, .saveSourceName:
                 break
             }

@@ -17,9 +17,15 @@ import Telemetry
 struct Ingest {
     let router: TopicRouter
     private let engine: EngineView
-    /// Resolves private addresses with the accessories' IRKs (and remembers the answers);
-    /// built again when the engine's keys change (``applied(_:)``).
-    private var resolver: AddressResolver<BluetoothAddress>
+    /// Resolves private addresses with the accessories' IRKs (and remembers the answers), an
+    /// IRK whose byte order is not known yet in both orders; built again when the engine's keys
+    /// change (``applied(_:)``).
+    private var resolver: AddressResolver<ResolvedKey>
+    /// Addresses that could be accessories found again after being away (`bridge/lookalikes`).
+    private(set) var lookalikes: LookalikeTracker
+    /// Unattributed resolvable addresses heard lately advertising proximity pairing, for the
+    /// byte order of a key given now.
+    private var recentAddresses = RecentAddresses()
     /// Follows rotations of accessories without an IRK, when `identity.follow` is on.
     private var follower: RotationFollower
     private let follows: Bool
@@ -39,6 +45,7 @@ struct Ingest {
         self.engine = engine
         gateways = GatewayTracker(configuration: configuration)
         resolver = AddressResolver(keys: Self.irks(engine.keys))
+        lookalikes = LookalikeTracker(mode: configuration.identity.reattach, windowSeconds: configuration.identity.lookalikeWindowSeconds)
         follower = RotationFollower(availabilityMilliseconds: configuration.switching.availabilityTimeoutSeconds * 1000)
         follows = configuration.identity.follow
         decoders = Dictionary(configuration.products.map { ($0.name, $0.placementDecoder) }, uniquingKeysWith: { first, _ in first })
@@ -46,32 +53,91 @@ struct Ingest {
         self.homeAssistant = homeAssistant
     }
 
+    /// An accessory's IRK in one byte order, as the resolver knows it.
+    struct ResolvedKey: Hashable, Sendable {
+        var id: BluetoothAddress
+        var order: IRKOrder
+    }
+
     /// What an engine step changed that Ingest's own state follows: the resolver takes new
-    /// keys (which forgets its cache), and an accessory removed, or given an IRK, is no longer
-    /// followed.
+    /// keys (which forgets its cache); an accessory removed, or given an IRK, is no longer
+    /// followed; one just paired is followed from its pairing sighting; an address re-attached
+    /// is no longer a look-alike.
     mutating func applied(_ outputs: [EngineOutput]) {
         var keysChanged = false
         for output in outputs {
             switch output {
             case .accessoryRemoved(let id):
                 follower.forget(id)
-                if resolver.keys.contains(where: { $0.0 == id }) { keysChanged = true }
+                if resolver.keys.contains(where: { $0.identity.id == id }) { keysChanged = true }
             case .keysChanged(let id, let new):
                 keysChanged = true
                 // With an IRK its addresses are resolved, not followed.
                 if new.irk != nil { follower.forget(id) }
+            case .event(let event) where event.type == .accessoryAdded:
+                if let id = event.accessory?.id { follower.adopt(id) }
+            case .event(let event) where event.type == .accessoryReattached:
+                if let address = event.accessory.flatMap({ engine.followedAddress(of: $0.id) }) { lookalikes.forget(address) }
             default: break
             }
         }
         if keysChanged { resolver.keys = Self.irks(engine.keys) }
     }
 
-    /// The IRKs among `keys`, in a stable order.
-    private static func irks(_ keys: [BluetoothAddress: AccessoryKeys]) -> [(BluetoothAddress, IdentityResolvingKey)] {
-        keys.sorted { $0.key < $1.key }.compactMap { id, keys in
-            keys.irk.flatMap { IdentityResolvingKey(bytes: $0.bytes) }.map { (id, $0) }
+    /// The IRKs among `keys`, in a stable order, each in the orders still possible.
+    private static func irks(_ keys: [BluetoothAddress: AccessoryKeys]) -> [(ResolvedKey, IdentityResolvingKey)] {
+        keys.sorted { $0.key < $1.key }.flatMap { id, keys in
+            keys.irkCandidates.compactMap { order, bytes in
+                IdentityResolvingKey(bytes: bytes).map { (ResolvedKey(id: id, order: order), $0) }
+            }
         }
     }
+
+    /// A request with what only Ingest knows: a key in hex gets the byte order that resolves
+    /// one of the addresses heard lately (``RecentAddresses``); `accessory/reattach` is refused
+    /// for an address that is someone else's.
+    mutating func prepare(_ request: Request, at now: Timestamp) -> Result<Request, ResponseError> {
+        switch request {
+        case .setKeys(let id, .set(let irk), let encryptionKey, nil) where irk.isHexText:
+            let order = recentAddresses.order(of: irk, model: engine.trace(of: id).profile?.model, at: now)
+            return .success(.setKeys(id, irk: .set(irk), encryptionKey: encryptionKey, irkOrder: order))
+        case .selectCandidate(let id, let name, var keys, let sources) where keys.irk?.isHexText == true && keys.irkOrder == .notYet:
+            // The candidate's own address first: it is the one it was heard from.
+            if let irk = keys.irk {
+                keys.irkOrder =
+                    IRKOrder.notYet.candidates(irk.bytes).first { IdentityResolvingKey(bytes: $0.bytes)?.resolves(id) == true }?.order
+                    ?? recentAddresses.order(of: irk, model: engine.candidateProfile(id)?.model, at: now) ?? .notYet
+            }
+            return .success(.selectCandidate(id, name: name, keys: keys, sources: sources))
+        case .reattach(let id, let address):
+            let refuse = { (message: String) in Result<Request, ResponseError>.failure(.invalidRequest(message, accessoryControl: false)) }
+            if address == id { return refuse("'address': \(address) is the accessory's own id") }
+            if engine.knows(address) { return refuse("'address': \(address) is the id of another accessory") }
+            if let other = engine.accessory(followedTo: address), other != id {
+                return refuse("'address': \(address) is the address accessory \(other) advertises from now")
+            }
+            if let owner = engine.accessory(aliasedTo: address), owner != id {
+                return refuse("'address': \(address) is the alias of accessory \(owner)")
+            }
+            let resolved = resolver.resolve(address)?.id
+            if let resolved, resolved != id { return refuse("'address': \(address) resolves with the IRK of accessory \(resolved)") }
+            if engine.advertiser(id)?.keys.irk != nil && resolved != id {
+                return refuse("'address': accessory \(id) has an IRK, and it does not resolve \(address)")
+            }
+            return .success(request)
+        default:
+            return .success(request)
+        }
+    }
+
+    /// Forgets the look-alikes not heard within the window (the wake calls it when due).
+    mutating func expireLookalikes(at now: Timestamp) { lookalikes.expire(at: now) }
+
+    /// `bridge/lookalikes` went out.
+    mutating func lookalikesPublished() { lookalikes.published() }
+
+    /// `bridge/lookalikes`'s payload, models by name.
+    var lookalikesPayload: JSONValue { lookalikes.payload { AppleModelCatalogue.model($0)?.name } }
 
     /// Decides what one message is and what it asks for. Nothing here throws: malformed
     /// input becomes a rejection or an error for the accessory it names.
@@ -88,7 +154,7 @@ struct Ingest {
             return IngestOutcome(.homeAssistantBirth)
         case .gateway(let index, _):
             return telemetry(message, parser: router.parsers[index], entry: index, at: now)
-        case .unrouted, .pairing, .cluster:
+        case .unrouted, .pairing, .reattach, .cluster:
             // A component's topics go to the component (BridgeRuntime), never here.
             return IngestOutcome()
         }
@@ -171,12 +237,17 @@ struct Ingest {
             }
             sighting.heardFrom = advertisement.address
             sighting.attribution = attribution
+            sighting.irkOrder = attributed.irkOrder
+            sighting.profile = advertisement.appleProximityPairing.map { ProximityProfile(model: $0.model, colour: $0.colour) }
             if let battery = decrypted?.battery, sighting.decoded != nil { sighting.decoded?.battery = battery }
             if product != nil {
                 readFastPair(advertisement, of: identity, into: &sighting, outcome: &outcome)
-            } else if engine.isPickerPresented, let model = advertisement.appleProximityPairing?.modelName {
-                // A candidate of the shipped "AirPods or Beats" is shown as what it is.
-                sighting.decoded = AdvertisementSighting.Decoded(model: model)
+            } else if engine.isPickerPresented, let pairing = advertisement.appleProximityPairing, pairing.modelName != nil {
+                // A candidate of the shipped "AirPods or Beats" is shown as what it is, and what its
+                // advertisement says is known from the pairing on (household.md).
+                sighting.decoded =
+                    advertisement.sighting(identity: identity, decoder: .appleProximity, hardware: pairing.knownModel?.hardware)
+                    .decoded
             }
             outcome.effect = .telemetry(.sighting(sighting), context: "sighting", refresh: identity)
             outcome.gatewaysChanged = gateways.seen(advertisement.gateway, through: entry, at: now)
@@ -255,44 +326,99 @@ struct Ingest {
     }
 
     /// Which accessory an advertisement counts for, and how that was found: its IRK resolves
-    /// the address; the address is one the accessory was followed to; it is the accessory's
-    /// own; or (for proximity pairing) the follower recognises a rotation now. Otherwise the
-    /// address stands for itself (a picker candidate, or nobody).
+    /// the address (an IRK whose byte order is not known yet only from an advertisement of the
+    /// accessory's model, which then decides the order); the address is one the accessory was
+    /// followed or re-attached to; it is the accessory's own; or (for proximity pairing) the
+    /// follower recognises a rotation now, or the address is a look-alike the rules re-attach
+    /// to an accessory that was away. Otherwise the address stands for itself (a picker
+    /// candidate, a look-alike offered, or nobody).
     /// - Returns: the accessory (or the address itself), how it was found, and the accessory's
     ///   product and keys when it is a known one (looked up once for the whole message).
     private mutating func attribute(
         _ advertisement: Advertisement, at now: Timestamp, outcome: inout IngestOutcome
     ) -> Attribution {
         let address = advertisement.address
-        if let id = resolver.resolve(address) { return Attribution(id, .irk, engine.advertiser(id)) }
+        let pairing = advertisement.appleProximityPairing
+        if let resolved = resolver.resolve(address), let attributed = irkAttribution(resolved, pairing: pairing) {
+            lookalikes.forget(address)
+            return attributed
+        }
         var known: Attribution?
         if let id = engine.accessory(followedTo: address) {
-            known = Attribution(id, .followed, engine.advertiser(id))
+            known = Attribution(id, engine.followedAttribution(of: id), engine.advertiser(id))
         } else if let advertiser = engine.advertiser(address) {
             known = Attribution(address, .address, advertiser)
         }
-        // The follower is mutated in place (a local copy would copy its tables on every sighting).
-        guard follows, follower.isTracking || known != nil, let pairing = advertisement.appleProximityPairing else {
-            return known ?? Attribution(address, .address, nil)
-        }
+        guard let pairing else { return known ?? Attribution(address, .address, nil) }
         if let known {
-            if known.advertiser?.keys.irk == nil {
+            // The follower is mutated in place (a local copy would copy its tables on every sighting).
+            if follows, known.advertiser?.keys.irk == nil {
                 follower.heard(known.id, at: address, profile: .init(pairing), gateway: advertisement.gateway, now: now)
             }
+            lookalikes.forget(address)
             return known
         }
-        switch follower.unknown(address, profile: .init(pairing), gateway: advertisement.gateway, now: now) {
-        case .follow(let id):
-            // The engine records the new address when it takes the sighting.
-            let previous = engine.followedAddress(of: id) ?? id
-            outcome.notice = (.info, "followed accessory \(id) from \(previous) to \(address) (no IRK: same model, colour and battery)")
-            return Attribution(id, .followed, engine.advertiser(id))
-        case .ambiguous(let message):
-            outcome.notice = (.warning, message)
-        case .none:
-            break
+        // A picker candidate is remembered too: paired, it is followed from its first sighting.
+        if follows, follower.isTracking || engine.isPickerPresented {
+            switch follower.unknown(address, profile: .init(pairing), gateway: advertisement.gateway, now: now) {
+            case .follow(let id):
+                // The engine records the new address when it takes the sighting.
+                let previous = engine.followedAddress(of: id) ?? id
+                outcome.notice = (.info, "followed accessory \(id) from \(previous) to \(address) (no IRK: same model, colour and battery)")
+                return Attribution(id, .followed, engine.advertiser(id))
+            case .ambiguous(let message):
+                outcome.notice = (.warning, message)
+            case .none:
+                break
+            }
+        }
+        recentAddresses.note(address, model: pairing.model, at: now)
+        if let id = lookalike(address, pairing: pairing, advertisement: advertisement, at: now, outcome: &outcome) {
+            return Attribution(id, .reattached, engine.advertiser(id))
         }
         return Attribution(address, .address, nil)
+    }
+
+    /// The accessory a resolved address counts for: an IRK whose order is known counts as it
+    /// is; one in an order not confirmed yet only from an advertisement of the accessory's model
+    /// when it is known to advertise one (Apple proximity pairing), from any otherwise (the
+    /// sighting then says which order matched).
+    private func irkAttribution(_ resolved: ResolvedKey, pairing: AppleProximityPairing?) -> Attribution? {
+        let advertiser = engine.advertiser(resolved.id)
+        guard advertiser?.keys.irkOrder == .notYet else { return Attribution(resolved.id, .irk, advertiser) }
+        if let model = engine.trace(of: resolved.id).profile?.model, pairing?.model != model { return nil }
+        var attributed = Attribution(resolved.id, .irk, advertiser)
+        attributed.irkOrder = resolved.order
+        return attributed
+    }
+
+    /// A proximity-pairing advertisement from an address nobody has, that could be an away
+    /// accessory: tracked as a look-alike, and the accessory it is re-attached to when the
+    /// rules single one out (``LookalikeTracker``).
+    private mutating func lookalike(
+        _ address: BluetoothAddress, pairing: AppleProximityPairing, advertisement: Advertisement, at now: Timestamp,
+        outcome: inout IngestOutcome
+    ) -> BluetoothAddress? {
+        guard lookalikes.isLooking else { return nil }
+        let profile = ProximityProfile(model: pairing.model, colour: pairing.colour)
+        let away = engine.awayAccessories(matching: profile)
+        guard !away.isEmpty else {
+            lookalikes.forget(address)
+            return nil
+        }
+        let decision = lookalikes.heard(
+            address, profile: profile, gateway: advertisement.gateway, rssi: advertisement.rssi ?? 0, at: now, away: away)
+        outcome.lookalikesChanged = true
+        switch decision {
+        case .offered(let first):
+            outcome.lookalikeHeard = first
+            return nil
+        case .reattach(let id):
+            outcome.announcement =
+                ("re-attached accessory \(id) to \(address): an away \(pairing.modelName ?? "accessory") of that model and colour, "
+                    + "last heard by \(advertisement.gateway), where this address was first heard (no IRK)")
+            return id
+        }
     }
 
     /// Who an advertisement counts for (``attribute(_:at:outcome:)``).
@@ -301,6 +427,8 @@ struct Ingest {
         var how: IdentityAttribution
         /// The known accessory's product and keys (nil: the address is nobody's).
         var advertiser: (product: String, keys: AccessoryKeys)?
+        /// The byte order in which an IRK not matched before resolved the address.
+        var irkOrder: IRKOrder?
 
         init(_ id: BluetoothAddress, _ how: IdentityAttribution, _ advertiser: (product: String, keys: AccessoryKeys)?) {
             self.id = id

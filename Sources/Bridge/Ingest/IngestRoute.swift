@@ -10,6 +10,9 @@ enum IngestRoute: Sendable, Hashable {
     /// `<base>/bridge/pairing/set`: the pairing form behind Home Assistant's Pair button
     /// (``PairingFormComponent``).
     case pairing
+    /// `<base>/bridge/reattach/set`: the re-attach form behind Home Assistant's Re-attach
+    /// button (``ReattachFormComponent``).
+    case reattach
     /// A topic cluster mode mirrors from the broker (``ClusterComponent``).
     case cluster(ClusterTopic)
     /// Home Assistant's birth/last-will topic.
@@ -36,6 +39,7 @@ enum IngestRoute: Sendable, Hashable {
     var claim: TopicClaim? {
         switch self {
         case .pairing: .pairingForm
+        case .reattach: .reattachForm
         case .cluster: .clusterMirrors
         case .request, .set, .homeAssistantStatus, .gateway, .unrouted: nil
         }
@@ -47,7 +51,7 @@ enum IngestRoute: Sendable, Hashable {
     /// ``RequestLane`` past the telemetry backlog.
     var isOneOff: Bool {
         switch self {
-        case .request, .set, .pairing, .homeAssistantStatus: true
+        case .request, .set, .pairing, .reattach, .homeAssistantStatus: true
         case .gateway(_, let status): status
         case .cluster, .unrouted: false
         }

@@ -22,7 +22,7 @@ public enum RequestDecoder {
         "picker/show", "picker/select", "picker/finish_discovery", "picker/dismiss",
         "accessory/authorize", "accessory/fail_authorization", "accessory/rename", "accessory/remove",
         "accessory/register", "accessory/current", "accessory/invalidate", "accessory/keys", "accessory/home_sources",
-        "accessory/alias", "source/name", "health",
+        "accessory/alias", "accessory/reattach", "source/name", "health",
     ]
 
     /// The outcome of decoding: the bridge's own `health` request, or one for the engine.
@@ -103,6 +103,8 @@ public enum RequestDecoder {
                 let id = try address(payload, "id")
                 guard payload["address"] != nil else { throw DecodeError("'address' is required (null removes the alias)") }
                 return .success(.engine(.setAlias(id, try optionalAddress(payload, "address"))))
+            case "accessory/reattach":
+                return .success(.engine(.reattach(try address(payload, "id"), address: try address(payload, "address"))))
             case "source/name":
                 let source = try address(payload, "address")
                 return .success(.engine(.nameSource(source, try sourceName(payload))))

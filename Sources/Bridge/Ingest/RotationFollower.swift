@@ -10,14 +10,19 @@ import Telemetry
 /// as accessory A when:
 /// - same model and colour, and each battery level both know is within 10 points;
 /// - A has been silent since before the candidate's first advertisement (give or take
-///   ``overlapMilliseconds``), for at least ``silenceMilliseconds``, and was heard within its
-///   availability window;
+///   ``overlapMilliseconds``), for at least ``silenceMilliseconds`` and two of its usual
+///   intervals between sightings, and was heard within its availability window;
 /// - a gateway that heard the candidate heard A within that window;
 /// - no other accessory fits the candidate and no other new address fits A.
 /// The decision waits ``settleMilliseconds`` after the candidate's first advertisement, so that
 /// a second accessory rotating at the same moment (two identical AirPods in one flat) is seen
-/// and the choice refused rather than guessed; after ``windowMilliseconds`` an address is no
-/// longer new and is never followed.
+/// and the choice refused rather than guessed; after ``windowMilliseconds`` (longer for an
+/// accessory heard seldom: three of its intervals past the settling) an address is no longer
+/// new and is never followed.
+///
+/// The intervals matter because gateways report at their own pace: one that publishes an
+/// accessory every 5 s makes 3 s without it nothing unusual, and a pair still advertising
+/// would count as silent when an identical pair's new address appears beside it.
 ///
 /// Accessories with an IRK are not tracked: their addresses are resolved by the key, and an
 /// address the key does not resolve is not theirs.
@@ -72,6 +77,8 @@ struct RotationFollower {
     static let batteryTolerance = 10
     static let candidateCapacity = 256
     static let gatewaysPerTrack = 16
+    /// The longest interval between sightings that is taken as an accessory's usual one.
+    static let maximumIntervalMilliseconds: Int64 = 20_000
     /// At most one ambiguity warning this often: look-alikes advertising in numbers (a shop, or
     /// someone forging them) must not flood `bridge/log`.
     static let reportIntervalMilliseconds: Int64 = 10_000
@@ -82,8 +89,23 @@ struct RotationFollower {
         var lastHeard: Timestamp
         /// Gateway -> when it last heard the accessory.
         var gateways: [String: Timestamp]
+        /// Its usual time between sightings (smoothed; 0 until two were apart).
+        var interval: Int64 = 0
+
+        /// How long it must have been silent to have rotated: two of its usual intervals, and
+        /// never less than ``RotationFollower/silenceMilliseconds``.
+        var silence: Int64 { max(RotationFollower.silenceMilliseconds, 2 * interval) }
+
+        /// How long an address stays new for it.
+        var window: Int64 { max(RotationFollower.windowMilliseconds, 3 * interval + RotationFollower.settleMilliseconds) }
 
         mutating func heard(at address: BluetoothAddress, profile: Profile, gateway: String, now: Timestamp) {
+            // Gaps shorter than half a second are one advertisement reported by several gateways.
+            let gap = now.milliseconds(since: lastHeard)
+            if gap >= 500 {
+                let capped = min(gap, RotationFollower.maximumIntervalMilliseconds)
+                interval = interval == 0 ? capped : (3 * interval + capped) / 4
+            }
             self.address = address
             self.profile = profile
             lastHeard = now
@@ -135,6 +157,16 @@ struct RotationFollower {
         }
     }
 
+    /// A candidate was paired (`picker/select`): it is accessory `id` now, tracked from what its
+    /// advertisements said, so a rotation right after the pairing is followed (household.md:
+    /// the pairing sighting counts).
+    mutating func adopt(_ id: BluetoothAddress) {
+        guard tracks[id] == nil, let candidate = candidates.removeValue(forKey: id) else { return }
+        tracks[id] = Track(
+            address: id, profile: candidate.profile, lastHeard: candidate.lastSeen,
+            gateways: Dictionary(uniqueKeysWithValues: candidate.gateways.map { ($0, candidate.lastSeen) }))
+    }
+
     /// The accessory is gone, or has an IRK now: it is not followed any more.
     mutating func forget(_ id: BluetoothAddress) {
         tracks[id] = nil
@@ -154,7 +186,7 @@ struct RotationFollower {
         if candidate.gateways.count < Self.gatewaysPerTrack { candidate.gateways.insert(gateway) }
         candidates[address] = candidate
         let age = now.milliseconds(since: candidate.firstSeen)
-        guard age >= Self.settleMilliseconds, age <= Self.windowMilliseconds else { return .none }
+        guard age >= Self.settleMilliseconds, age <= Self.longestWindowMilliseconds else { return .none }
 
         let fitting = tracks.filter { fits($0.value, candidate, now: now) }.keys.sorted()
         guard let id = fitting.first else { return .none }
@@ -177,13 +209,16 @@ struct RotationFollower {
         return .follow(id)
     }
 
+    /// The longest any accessory's window can be (``Track/window``).
+    static let longestWindowMilliseconds = max(windowMilliseconds, 3 * maximumIntervalMilliseconds + settleMilliseconds)
+
     /// Whether the candidate could be this accessory's next address (the rule on the type).
     private func fits(_ track: Track, _ candidate: Candidate, now: Timestamp) -> Bool {
         let silence = now.milliseconds(since: track.lastHeard)
         guard track.profile.fits(candidate.profile),
             candidate.firstSeen.milliseconds(since: track.lastHeard) >= -Self.overlapMilliseconds,
-            silence >= Self.silenceMilliseconds, silence <= availabilityMilliseconds,
-            now.milliseconds(since: candidate.firstSeen) <= Self.windowMilliseconds
+            silence >= track.silence, silence <= availabilityMilliseconds,
+            now.milliseconds(since: candidate.firstSeen) <= track.window
         else { return false }
         return candidate.gateways.contains { gateway in
             track.gateways[gateway].map { now.milliseconds(since: $0) <= availabilityMilliseconds } ?? false

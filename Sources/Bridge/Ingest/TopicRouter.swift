@@ -52,6 +52,7 @@ struct TopicRouter: Sendable {
     private func claimed(_ topic: String) -> IngestRoute? {
         guard !claims.isEmpty else { return nil }
         if claims.contains(.pairingForm), topic == topics.bridgePairingSet { return .pairing }
+        if claims.contains(.reattachForm), topic == topics.bridgeReattachSet { return .reattach }
         guard claims.contains(.clusterMirrors) else { return nil }
         if topic == topics.bridgeState { return .cluster(.bridgeState) }
         if let id = topics.accessoryID(inStateTopic: topic) { return .cluster(.accessoryState(id)) }
@@ -84,6 +85,7 @@ struct TopicRouter: Sendable {
     var oneOffSubscriptions: [String] {
         var filters = [topics.requestFilter, topics.setFilter]
         if claims.contains(.pairingForm) { filters.append(topics.bridgePairingSet) }
+        if claims.contains(.reattachForm) { filters.append(topics.bridgeReattachSet) }
         for parser in parsers {
             if let status = parser.statusTopic { filters.append(status.filter) }
         }

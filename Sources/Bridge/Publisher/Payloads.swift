@@ -131,7 +131,7 @@ public struct Payloads: Sendable {
     public func event(_ event: SetupEvent, at time: Timestamp) -> JSONValue {
         [
             "type": .string(event.type.name),
-            "raw": .int(event.type.rawValue),
+            "raw": event.type.apiRaw.map(JSONValue.int) ?? .null,
             "accessory": event.accessory.map(accessory) ?? .null,
             "error": setupError(event.error),
             "at": .string(ISO8601.string(time)),

@@ -51,7 +51,7 @@ final class Publisher {
     /// burst of changes, not once per change).
     var accessoriesDirty: Bool { listing.changed }
     /// Until the first connection (nil after): what was published before it, held. The first
-    /// ``publishEverything(at:engine:gateways:)`` publishes every retained topic's current
+    /// ``publishEverything(at:gateways:lookalikes:)`` publishes every retained topic's current
     /// state, so a retained message before it would go out twice (and ahead of `bridge/state`
     /// `online`): those are dropped, and the rest (events, decisions, errors, cleared topics)
     /// go out right after `online`, in their order.
@@ -189,7 +189,7 @@ final class Publisher {
 
     /// Every retained topic, after each (re)connect: a broker restart loses nothing a
     /// subscriber relies on, and no state stays stuck `offline`.
-    func publishEverything(at now: Timestamp, gateways: JSONValue) {
+    func publishEverything(at now: Timestamp, gateways: JSONValue, lookalikes: JSONValue) {
         let held = heldUntilConnected ?? []
         heldUntilConnected = nil
         publishRetained(topics.bridgeState, ["state": "online"])
@@ -199,6 +199,7 @@ final class Publisher {
             publishInfo()
             publishHealth(at: now)
             publishRetained(topics.bridgeGateways, gateways)
+            publishRetained(topics.bridgeLookalikes, lookalikes)
             publishRetained(topics.bridgePicker, payloads.picker(engine.picker))
         }
         let statuses = engine.statuses.filter { ownership.owns($0.accessory.id) }
@@ -245,6 +246,12 @@ final class Publisher {
     func publishGateways(_ gateways: JSONValue) {
         guard publishesBridge else { return }
         publishRetained(topics.bridgeGateways, gateways)
+    }
+
+    /// `bridge/lookalikes` (``LookalikeTracker/payload(modelName:)``).
+    func publishLookalikes(_ lookalikes: JSONValue) {
+        guard publishesBridge else { return }
+        publishRetained(topics.bridgeLookalikes, lookalikes)
     }
 
     func publishHealth(at now: Timestamp) {
@@ -322,6 +329,22 @@ final class Publisher {
         publishRetained(topics.bridgePairing, form.payload)
     }
 
+    /// The look-alikes each away accessory could be changed: Home Assistant's "Look-alike"
+    /// selects offer only what their discovery lists.
+    func publishLookalikeOptions(_ lookalikes: [BluetoothAddress: [BluetoothAddress]]) {
+        let owned = engine.engine.statuses.filter { ownership.owns($0.accessory.id) }
+        for device in homeAssistant?.lookalikesChanged(lookalikes, statuses: owned) ?? [] {
+            publishRetained(device.topic, device.payload)
+        }
+    }
+
+    /// `accessory/<ID>/reattach`: the re-attach form's choice for the accessory (nil: cleared,
+    /// the accessory is gone). Published by the accessory's owner.
+    func publishReattachChoice(_ id: BluetoothAddress, _ payload: JSONValue?) {
+        guard ownership.owns(id) else { return }
+        enqueue(topics.reattachChoice(id), payload?.bytes ?? [], retain: true)
+    }
+
     /// The picker's candidates as Home Assistant's "Candidate" select offers them (unnamed: by product).
     static func candidates(_ picker: Picker?) -> [HomeAssistantCandidate] {
         (picker?.candidates ?? []).map { HomeAssistantCandidate(id: $0.id, name: $0.name ?? $0.product) }
@@ -338,7 +361,8 @@ final class Publisher {
                 "accessory": payloads.accessory(device.accessory), "configuration": payloads.configuration(device.configuration),
             ])
         case .success(.picker(let picker))?: return .success(payloads.picker(picker))
-        case .success(.keys(let id, let presence))?: return .success(["id": .string(id.description), "keys": payloads.keys(presence)])
+        case .success(.keys(let id, let presence, let match))?:
+            return .success(["id": .string(id.description), "keys": payloads.keys(presence), "irk_match": .string(match?.rawValue)])
         case .success(.state(let id))?: return .success(engine.status(of: id).map(payloads.status) ?? .object([]))
         case .success(.sourceName(let source, let name))?:
             return .success(["address": .string(source.description), "name": .string(name)])

@@ -13,8 +13,9 @@ import JSON
     import Darwin
 #endif
 
-/// Log lines on stderr, as text or JSON lines, filtered by level. Warnings and errors are
-/// also handed to `forward` (the runtime publishes them on `bridge/log`). Callers never pass
+/// Log lines on stderr, as text or JSON lines, filtered by level. Warnings, errors and
+/// announcements (``announce(_:)``) are also handed to `forward` (the runtime publishes them on
+/// `bridge/log`). Callers never pass
 /// secrets; the configuration's redacted summary is the only configuration ever logged.
 public struct BridgeLogger: Sendable {
     public enum Level: Int, Comparable, Sendable, CaseIterable {
@@ -47,6 +48,18 @@ public struct BridgeLogger: Sendable {
 
     public func log(_ level: Level, _ message: String) {
         if level >= .warning { forward?(level, message) }
+        write(level, message)
+    }
+
+    /// An info line that is also handed to `forward` (on `bridge/log`): what the bridge
+    /// decided by itself about whose an address is (a re-attachment), which a user must be
+    /// able to see without reading the process's log.
+    public func announce(_ message: String) {
+        forward?(.info, message)
+        write(.info, message)
+    }
+
+    private func write(_ level: Level, _ message: String) {
         guard level >= minimum else { return }
         let time = ISO8601.string(clock())
         let line =

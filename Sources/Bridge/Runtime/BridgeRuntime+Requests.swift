@@ -24,7 +24,13 @@ extension BridgeRuntime {
         case .success(.health):
             countDroppedMessages(at: now)
             respond(request, .success(publisher.health(at: now)), to: answer)
-        case .success(.engine(let engineRequest)):
+        case .success(.engine(let asked)):
+            // What only Ingest knows first: a hex key's byte order, whose address a re-attachment takes.
+            let engineRequest: Request
+            switch ingest.prepare(asked, at: now) {
+            case .success(let prepared): engineRequest = prepared
+            case .failure(let error): return respond(request, .failure(error), to: answer)
+            }
             let outcome = await perform(.request(engineRequest, name: request.name), at: now)
             if let error = outcome.notStored {
                 return respond(
@@ -32,6 +38,9 @@ extension BridgeRuntime {
             }
             // An AccessoryControlDevice failure is also among the outputs (accessory/<ID>/error),
             // where publishing it counted it already: one error, counted once.
+            if case .reattach(let id, let address) = engineRequest, case .success = outcome.result {
+                logger.announce("re-attached accessory \(id) to \(address) (accessory/reattach)")
+            }
             let counted = outcome.outputs.contains { if case .accessoryError = $0 { true } else { false } }
             respond(request, publisher.responseBody(outcome.result), to: answer, countError: !counted)
         }

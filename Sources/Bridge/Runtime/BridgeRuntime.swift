@@ -42,7 +42,8 @@ public final class BridgeRuntime {
     let diagnostics: Diagnostics
     var logger: BridgeLogger { diagnostics.logger }
 
-    private(set) var ingest: Ingest
+    /// Stage one (the request path prepares requests with it too).
+    var ingest: Ingest
     let core: RuntimeCore
     let publisher: Publisher
     /// What this instance owns: everything, alone; in a cluster what ``ClusterComponent`` holds.
@@ -76,6 +77,8 @@ public final class BridgeRuntime {
     /// A republish of everything went out: once the broker has acknowledged it, the heap it
     /// used is given back (``ResidentMemory/releaseFreedHeap()``).
     private var heapToRelease = false
+    /// When `bridge/lookalikes` last went out.
+    private var lookalikesPublishedAt: Timestamp
     /// How often the loop looks whether the republish has been acknowledged.
     private static let heapReleaseCheckMilliseconds: Int64 = 250
     /// Telemetry is shed while more of the bridge's publications than this (plus four per
@@ -157,14 +160,15 @@ public final class BridgeRuntime {
             connection: connection, configuration: configuration, topics: topics, engine: core.view, ownership: ownership,
             listing: listing, homeAssistant: homeAssistant, diagnostics: diagnostics, startedAt: now)
         lastHealth = now
+        lookalikesPublishedAt = now
         (events, eventSink) = AsyncStream.makeStream(of: RuntimeEvent.self)
         wakes = WakeSchedule(sink: eventSink)
     }
 
-    /// The components `configuration` asks for: the pairing form always, the HTTP side with
+    /// The components `configuration` asks for: the pairing and re-attach forms always, the HTTP side with
     /// `http.listen`, cluster mode with `cluster.enabled`.
     static func components(for configuration: BridgeConfiguration, ownership: Ownership) -> [any RuntimeComponent] {
-        var components: [any RuntimeComponent] = [PairingFormComponent()]
+        var components: [any RuntimeComponent] = [PairingFormComponent(), ReattachFormComponent()]
         if let listen = configuration.http.listen { components.append(HTTPComponent(listen: listen)) }
         if configuration.cluster.enabled {
             components.append(ClusterComponent(instance: configuration.cluster.instance, ownership: ownership))
@@ -346,6 +350,7 @@ public final class BridgeRuntime {
         if case .gateway(let index, _) = route { diagnostics.countGatewayMessage(index) }
         let outcome = ingest.ingest(message, route: route, at: now)
         if outcome.gatewaysChanged { publisher.publishGateways(ingest.gateways.payload) }
+        if outcome.lookalikeHeard, publisher.publishesBridge { publisher.publish([.event(SetupEvent(.lookalikeHeard))], at: now) }
         if let notice = outcome.notice { logger.log(notice.level, notice.message) }
         if let rejection = outcome.rejection {
             diagnostics.rejectTelemetry(gateway: rejection.gateway, reason: rejection.reason, at: now)
@@ -358,6 +363,8 @@ public final class BridgeRuntime {
             break
         case .telemetry(let input, let context, let refresh):
             guard ownership.handles(input, engine: engine) else { break }
+            // Said by the instance that takes the sighting (in a cluster, the accessory's owner).
+            if let announcement = outcome.announcement { logger.announce(announcement) }
             await perform(.telemetry(input, context: context), at: now)
             if let refresh, publisher.isStateRefreshDue(for: refresh, at: now) { publisher.refreshState(of: refresh, at: now) }
         case .request(let request):
@@ -394,7 +401,10 @@ public final class BridgeRuntime {
     /// a takeover), the components' too; the heap the burst uses is given back once the broker
     /// has acknowledged it.
     func republishEverything() {
-        publisher.publishEverything(at: clock(), gateways: ingest.gateways.payload)
+        let now = clock()
+        publisher.publishEverything(at: now, gateways: ingest.gateways.payload, lookalikes: ingest.lookalikesPayload)
+        ingest.lookalikesPublished()
+        lookalikesPublishedAt = now
         for component in components { component.republish(self) }
         heapToRelease = true
     }
@@ -409,6 +419,7 @@ public final class BridgeRuntime {
         await perform(.tick, at: now)
         await core.flushDeferredWrites(at: now)
         if publisher.accessoriesDirty { publisher.publishAccessoryList() }
+        publishLookalikesWhenDue(at: now)
         if heapToRelease && connection.outstandingPublishes == 0 {
             heapToRelease = false
             ResidentMemory.releaseFreedHeap()
@@ -418,6 +429,32 @@ public final class BridgeRuntime {
             publisher.publishHealth(at: now)
             publisher.publishGateways(ingest.gateways.payload)
         }
+    }
+
+    /// `bridge/lookalikes` when the list changed (at most every
+    /// ``LookalikeTracker/listChangeMilliseconds``) or only what is known of its entries did (at
+    /// most every ``LookalikeTracker/refreshMilliseconds``); entries silent for the window leave
+    /// it first.
+    private func publishLookalikesWhenDue(at now: Timestamp) {
+        if let expiry = ingest.lookalikes.nextExpiry, expiry <= now { ingest.expireLookalikes(at: now) }
+        guard lookalikesPublishDelay(at: now).map({ $0 <= 0 }) == true else { return }
+        publisher.publishLookalikes(ingest.lookalikesPayload)
+        publisher.publishLookalikeOptions(ingest.lookalikes.options)
+        ingest.lookalikesPublished()
+        lookalikesPublishedAt = now
+    }
+
+    /// In how long `bridge/lookalikes` is due (nil: it is current).
+    private func lookalikesPublishDelay(at now: Timestamp) -> Int64? {
+        let interval: Int64
+        if ingest.lookalikes.listChanged {
+            interval = LookalikeTracker.listChangeMilliseconds
+        } else if ingest.lookalikes.refreshed {
+            interval = LookalikeTracker.refreshMilliseconds
+        } else {
+            return nil
+        }
+        return interval - now.milliseconds(since: lookalikesPublishedAt)
     }
 
     /// Messages the full backlog dropped since the last look: counted in `telemetry_rejected`
@@ -442,6 +479,8 @@ public final class BridgeRuntime {
             due = min(due, RuntimeCore.deferredCommitMilliseconds)
         }
         if heapToRelease { due = min(due, Self.heapReleaseCheckMilliseconds) }
+        if let expiry = ingest.lookalikes.nextExpiry { due = min(due, expiry.milliseconds(since: now)) }
+        if let delay = lookalikesPublishDelay(at: now) { due = min(due, delay) }
         due = min(due, healthIntervalMilliseconds - now.milliseconds(since: lastHealth))
         wakes.arm(inMilliseconds: due)
     }

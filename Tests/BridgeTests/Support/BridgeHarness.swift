@@ -139,7 +139,7 @@ final class BridgeHarness {
     init(
         broker: MosquittoBroker? = nil, directory: URL? = nil, server: String? = nil, mqttExtra: String = "",
         debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60,
-        homeAssistant: Bool = false, headphonesIRK: String? = nil, follow: Bool = true
+        homeAssistant: Bool = false, headphonesIRK: String? = nil, follow: Bool = true, identityExtra: String = ""
     ) throws {
         self.broker = try broker ?? MosquittoBroker()
         if let directory {
@@ -151,7 +151,8 @@ final class BridgeHarness {
         yaml = Self.yaml(
             server: server ?? self.broker.url, database: self.directory.appendingPathComponent("aabridge.sqlite3").path,
             mqttExtra: mqttExtra, debounce: debounceMilliseconds, availability: availabilityTimeoutSeconds,
-            health: healthIntervalSeconds, homeAssistant: homeAssistant, headphonesIRK: headphonesIRK, follow: follow)
+            health: healthIntervalSeconds, homeAssistant: homeAssistant, headphonesIRK: headphonesIRK, follow: follow,
+            identityExtra: identityExtra)
         configuration = try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()
         runner = RuntimeRunner(
             configuration: configuration,
@@ -161,7 +162,7 @@ final class BridgeHarness {
     static func yaml(
         server: String, database: String, mqttExtra: String = "", debounce: Int = 0,
         availability: Int = 120, health: Int = 60, homeAssistant: Bool = false,
-        headphonesIRK: String? = nil, follow: Bool = true
+        headphonesIRK: String? = nil, follow: Bool = true, identityExtra: String = ""
     ) -> String {
         """
         mqtt:
@@ -239,6 +240,7 @@ final class BridgeHarness {
           immediate_rssi: -50
         identity:
           follow: \(follow)
+        \(identityExtra)
 
         """
     }
