@@ -4,9 +4,13 @@ extension HomeAssistantDiscovery {
     /// The bridge's device: its connection state, the picker (show, dismiss, its state), the
     /// pairing form (candidate, name, Pair), the last request's outcome and the setup session.
     ///
-    /// - Parameter candidates: the picker's candidates now: the "Candidate" select's options,
-    ///   so the runtime republishes this device whenever they change.
-    public func bridgeDevice(candidates: [HomeAssistantCandidate] = []) -> (topic: String, payload: JSONValue) {
+    /// - Parameters:
+    ///   - candidates: the picker's candidates now: the "Candidate" select's options, so the
+    ///     runtime republishes this device whenever they change.
+    ///   - gateways: the heard gateways, each with its diagnostic sensor; republished likewise.
+    public func bridgeDevice(
+        candidates: [HomeAssistantCandidate] = [], gateways: [HomeAssistantGateway] = []
+    ) -> (topic: String, payload: JSONValue) {
         let objectID = bridgeObjectID
         let unique = { (component: String) in "\(objectID)_\(component)" }
         let bridgeOnline = [availabilityEntry(topics.bridgeState)]
@@ -85,6 +89,7 @@ extension HomeAssistantDiscovery {
             ),
         ]
         components += controls(candidates: candidates, unique: unique, availability: .array(bridgeOnline))
+        components += gatewaySensors(gateways, unique: unique, availability: .array(bridgeOnline))
         let device: [(String, JSONValue)] = [
             ("identifiers", [.string(objectID)]),
             // Two bridges on one broker differ by base topic; the default one is just "aabridge".

@@ -18,6 +18,8 @@ public struct HomeAssistantDiscoveryTracker: Sendable {
     private var batteryParts: [BluetoothAddress: Set<HomeAssistantBatteryPart>] = [:]
     /// The picker's candidates in the bridge device's last discovery (its "Candidate" options).
     private var candidates: [HomeAssistantCandidate] = []
+    /// The heard gateways in the bridge device's last discovery (one sensor each).
+    private var gateways: [HomeAssistantGateway] = []
 
     /// Creates a tracker that has published nothing yet.
     public init(discovery: HomeAssistantDiscovery) {
@@ -36,7 +38,7 @@ public struct HomeAssistantDiscoveryTracker: Sendable {
     /// The bridge's device and every accessory's, whatever was published before: the
     /// broker or Home Assistant may have lost them.
     public mutating func everything(_ statuses: [AccessoryStatus]) -> [(topic: String, payload: JSONValue)] {
-        var messages = [discovery.bridgeDevice(candidates: candidates)]
+        var messages = [discovery.bridgeDevice(candidates: candidates, gateways: gateways)]
         for status in statuses {
             let (key, parts) = record(status)
             published[status.accessory.id] = key
@@ -51,7 +53,15 @@ public struct HomeAssistantDiscoveryTracker: Sendable {
     public mutating func candidatesChanged(_ candidates: [HomeAssistantCandidate]) -> (topic: String, payload: JSONValue)? {
         guard candidates != self.candidates else { return nil }
         self.candidates = candidates
-        return discovery.bridgeDevice(candidates: candidates)
+        return discovery.bridgeDevice(candidates: candidates, gateways: gateways)
+    }
+
+    /// The bridge device's discovery when the heard gateways differ from the ones it was last
+    /// published with (a gateway heard for the first time gets its sensor), else nil.
+    public mutating func gatewaysChanged(_ gateways: [HomeAssistantGateway]) -> (topic: String, payload: JSONValue)? {
+        guard gateways != self.gateways else { return nil }
+        self.gateways = gateways
+        return discovery.bridgeDevice(candidates: candidates, gateways: gateways)
     }
 
     /// The source devices' names changed (`source/name`): the discovery of every accessory

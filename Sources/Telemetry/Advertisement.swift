@@ -26,6 +26,9 @@ public struct Advertisement: Hashable, Sendable {
     public var serviceUUIDs: [BluetoothUUID]
     /// When aabridge received the message, milliseconds since the Unix epoch.
     public var receivedAt: Int64
+    /// The IRK the gateway resolved the address with itself, as it printed it (ESPresense's
+    /// `irk:<hex>` id, from its `known_irks`). A secret: never logged or published.
+    public var knownIRK: [UInt8]?
 
     /// Creates an advertisement; everything but gateway, address and time is optional.
     public init(

@@ -85,7 +85,10 @@ struct MetricsEndpointTests {
                 "aabridge_decisions_total": "counter", "aabridge_errors_total": "counter", "aabridge_requests_total": "counter",
                 "aabridge_storage_commit_duration_seconds": "histogram", "aabridge_decision_duration_seconds": "histogram",
                 "aabridge_accessories": "gauge", "aabridge_accessories_registered": "gauge", "aabridge_accessories_available": "gauge",
-                "aabridge_gateways_online": "gauge",
+                "aabridge_gateways_online": "gauge", "aabridge_gateway_advertisements_total": "counter",
+                "aabridge_gateway_advertisements_with_manufacturer_data_total": "counter",
+                "aabridge_gateway_advertisements_attributed_total": "counter", "aabridge_gateway_names_left_out_total": "counter",
+                "aabridge_gateway_problems": "gauge",
             ]
             for (name, type) in expected { #expect(types[name] == type, "\(name)") }
             for (name, type) in types {
@@ -99,6 +102,12 @@ struct MetricsEndpointTests {
             #expect(Self.value(samples, "aabridge_accessories_registered") == 1)
             #expect((Self.value(samples, "aabridge_gateway_messages_total", ["format": "openmqttgateway"]) ?? 0) >= 2)
             #expect(Self.value(samples, "aabridge_telemetry_rejected_total", ["reason": "invalidJSON"]) == 1)
+            // Per configured entry (never per heard node): a stranger's advertisement, counted for nobody.
+            #expect(Self.value(samples, "aabridge_gateway_advertisements_total", ["gateway": "omg"]) == 1)
+            #expect(Self.value(samples, "aabridge_gateway_advertisements_with_manufacturer_data_total", ["gateway": "omg"]) == 1)
+            #expect(Self.value(samples, "aabridge_gateway_advertisements_attributed_total", ["gateway": "omg"]) == 0)
+            #expect(Self.value(samples, "aabridge_gateway_problems", ["gateway": "omg", "code": "no_manufacturer_data"]) == 0)
+            #expect(Self.value(samples, "aabridge_gateway_names_left_out_total") == 0)
             #expect(Self.value(samples, "aabridge_requests_total", ["name": "accessory/rename", "status": "ok", "via": "mqtt"]) == 1)
             #expect(Self.value(samples, "aabridge_requests_total", ["name": "accessory/rename", "status": "error", "via": "mqtt"]) == 1)
             #expect(Self.value(samples, "aabridge_requests_total", ["name": "health", "status": "ok", "via": "http"]) == 1)

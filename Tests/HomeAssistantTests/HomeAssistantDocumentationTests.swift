@@ -48,7 +48,7 @@ private typealias F = HomeAssistantFixtures
         let devices = [
             confirmingDiscovery.accessoryDevice(F.fullStatus).payload,
             F.discovery.accessoryDevice(F.fullStatus, batteryParts: Set(HomeAssistantBatteryPart.allCases)).payload,
-            F.discovery.bridgeDevice().payload,
+            F.discovery.bridgeDevice(gateways: [HomeAssistantGateway(entry: "omg", name: "kitchen")]).payload,
             HomeAssistantDiscovery(baseTopic: "upstairs", version: BridgeModule.version).bridgeDevice().payload,
         ]
         var ids: Set<String> = []

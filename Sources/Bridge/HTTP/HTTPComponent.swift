@@ -66,7 +66,7 @@ final class HTTPComponent: RuntimeComponent {
             ("bridge/state", state.bytes),
             ("bridge/info", publisher.infoPayload().bytes),
             ("bridge/health", publisher.health(at: runtime.clock()).bytes),
-            ("bridge/gateways", runtime.ingest.gateways.payload.bytes),
+            ("bridge/gateways", runtime.ingest.gatewaysPayload(at: runtime.clock()).bytes),
             ("bridge/picker", publisher.payloads.picker(runtime.engine.picker).bytes),
             ("bridge/accessories", publisher.accessoryList()),
         ]
@@ -124,6 +124,34 @@ final class HTTPComponent: RuntimeComponent {
         text.gauge("aabridge_accessories_registered", "Accessories registered (AccessoryControlDevice).", Publisher.registeredCount(engine))
         text.gauge("aabridge_accessories_available", "Accessories heard recently (available).", engine.statuses.count { $0.available })
         text.gauge("aabridge_gateways_online", "Gateways heard and online.", runtime.ingest.gateways.onlineCount)
+        // Per configured gateway entry, never per heard node: the labels stay as few as the
+        // configuration's entries, however many node names a gateway sends.
+        let tracked = runtime.ingest.gateways.configured
+        let entries = tracked.map(\.name)
+        func byEntry(_ value: (GatewayTracker.Configured) -> Int) -> [String: Int] {
+            Dictionary(zip(entries, tracked.map(value)), uniquingKeysWith: +)
+        }
+        text.counter(
+            "aabridge_gateway_advertisements_total", "Advertisements heard, by configured gateway entry.", label: "gateway",
+            byEntry(\.totals.advertisements))
+        text.counter(
+            "aabridge_gateway_advertisements_with_manufacturer_data_total",
+            "Advertisements that carried manufacturer data, by configured gateway entry.", label: "gateway",
+            byEntry(\.totals.withManufacturerData))
+        text.counter(
+            "aabridge_gateway_advertisements_attributed_total", "Advertisements counted for an accessory, by configured gateway entry.",
+            label: "gateway", byEntry(\.totals.attributed))
+        text.counter(
+            "aabridge_gateway_names_left_out_total", "Messages from gateway names beyond the 256 listed (not added to bridge/gateways).",
+            runtime.ingest.gateways.namesLeftOut)
+        text.family("aabridge_gateway_problems", "gauge", "Heard gateways with a problem, by configured gateway entry and problem code.")
+        for (index, entry) in tracked.enumerated() {
+            for problem in GatewayProblem.allCases {
+                text.sample(
+                    "aabridge_gateway_problems", [("gateway", entry.name), ("code", problem.rawValue)],
+                    runtime.ingest.gateways.problemCount(problem, entry: index))
+            }
+        }
         for component in runtime.components { component.metrics(&text, runtime) }
         return text.text
     }

@@ -9,17 +9,26 @@ import JSON
 /// A configured entry is `unknown` until something is heard through it, then `online` while
 /// any of its heard gateways is online, else `offline`; its `last_seen` is the latest of
 /// theirs. The heard gateways are bounded in all, so a flood of invented gateway names cannot
-/// grow the list without limit.
+/// grow the list without limit (names beyond the bound are counted, not added).
+///
+/// Each heard gateway also says what it gives (household.md, "What gateways and advertisements
+/// really say"): its advertisements in the last minute, the share of them with manufacturer
+/// data, how many counted for an accessory, and the problems (``GatewayProblem``) that make it
+/// useless to the bridge. The configured entry sums its heard gateways' figures.
 struct GatewayTracker {
     struct Heard {
         var state: String
         var lastSeen: Timestamp?
+        var window = AdvertisementWindow()
+        var problems: [GatewayProblem] = []
     }
 
     struct Configured {
         let name: String
         let format: String
         var heard: [String: Heard] = [:]
+        /// Since the start, for `/metrics` (per entry, so the labels stay few).
+        var totals = AdvertisementWindow.Counts()
 
         var state: String {
             if heard.isEmpty { return "unknown" }
@@ -31,10 +40,21 @@ struct GatewayTracker {
 
     static let maximumHeardGateways = 256
 
+    /// A problem that appeared on a heard gateway (logged once, then shown until it goes).
+    struct Appeared: Hashable {
+        var gateway: String
+        var problem: GatewayProblem
+        var message: String
+    }
+
     /// Gateways heard and online now (`aabridge_gateways_online`).
     var onlineCount: Int { configured.reduce(0) { $0 + $1.heard.values.count { $0.state == "online" } } }
     private(set) var configured: [Configured]
     private(set) var heardCount = 0
+    /// Messages from gateway names not added because the bound was reached.
+    private(set) var namesLeftOut = 0
+    /// The Apple accessories without an IRK, by name (what an ESPresense node needs).
+    private(set) var needingIRK: [String] = []
 
     init(configured: [(name: String, format: String)] = []) {
         self.configured = configured.map { Configured(name: $0.name, format: $0.format) }
@@ -55,10 +75,102 @@ struct GatewayTracker {
             configured[index].heard[name] = heard
             return changed
         }
-        guard heardCount < Self.maximumHeardGateways else { return false }
+        guard heardCount < Self.maximumHeardGateways else {
+            namesLeftOut += 1
+            return false
+        }
         heardCount += 1
         configured[index].heard[name] = Heard(state: "online", lastSeen: time)
         return true
+    }
+
+    /// Records an advertisement from gateway `name`, heard through the entry at `index`, as
+    /// ``seen(_:through:at:)`` does, with its figures; returns whether the list changed shape or
+    /// state, and the problems that appeared with it. One lookup of the name: this runs for
+    /// every advertisement.
+    mutating func advertisement(
+        _ name: String, through index: Int, withManufacturerData: Bool, attributed: Bool, at time: Timestamp
+    ) -> (changed: Bool, appeared: [Appeared]) {
+        guard configured.indices.contains(index) else { return (false, []) }
+        var changed = false
+        let position: Dictionary<String, Heard>.Index
+        if let known = configured[index].heard.index(forKey: name) {
+            position = known
+        } else {
+            changed = seen(name, through: index, at: time)
+            guard let added = configured[index].heard.index(forKey: name) else { return (changed, []) }
+            position = added
+        }
+        configured[index].heard.values[position].lastSeen = time
+        if configured[index].heard.values[position].state != "online" {
+            configured[index].heard.values[position].state = "online"
+            changed = true
+        }
+        configured[index].heard.values[position].window.count(
+            withManufacturerData: withManufacturerData, attributed: attributed, at: time)
+        configured[index].totals.advertisements += 1
+        if withManufacturerData { configured[index].totals.withManufacturerData += 1 }
+        if attributed { configured[index].totals.attributed += 1 }
+        return (changed, evaluate(at: position, through: index, at: time))
+    }
+
+    /// The Apple accessories without an IRK changed: the ESPresense gateways' problems follow
+    /// (each gateway's minute taken at `time`, or at its last advertisement).
+    mutating func needIRK(_ names: [String], at time: Timestamp?) -> [Appeared] {
+        guard names != needingIRK else { return [] }
+        needingIRK = names
+        return evaluateAll(at: time)
+    }
+
+    /// Every heard gateway's problems at `time` (a quiet gateway's minute runs out too), or at
+    /// its last advertisement.
+    mutating func evaluateAll(at time: Timestamp?) -> [Appeared] {
+        var appeared: [Appeared] = []
+        for index in configured.indices {
+            for name in configured[index].heard.keys.sorted() { appeared += evaluate(name, through: index, at: time) }
+        }
+        return appeared
+    }
+
+    /// Whether any heard gateway's problems differ from what was last published.
+    private(set) var problemsChanged = false
+
+    mutating func published() { problemsChanged = false }
+
+    private mutating func evaluate(_ name: String, through index: Int, at time: Timestamp?) -> [Appeared] {
+        guard let position = configured[index].heard.index(forKey: name) else { return [] }
+        return evaluate(at: position, through: index, at: time)
+    }
+
+    private mutating func evaluate(at position: Dictionary<String, Heard>.Index, through index: Int, at time: Timestamp?) -> [Appeared] {
+        let window = configured[index].heard.values[position].window
+        let lastSeen = configured[index].heard.values[position].lastSeen
+        let minute = window.lastMinute(at: time ?? lastSeen ?? Timestamp(milliseconds: 0))
+        let noData = minute.advertisements >= GatewayProblem.minimumAdvertisements && minute.withManufacturerData == 0
+        let needsIRK = !needingIRK.isEmpty && configured[index].format == "espresense"
+        let before = configured[index].heard.values[position].problems
+        // The common case, nothing wrong before or now, allocates nothing.
+        if before.isEmpty && !noData && !needsIRK { return [] }
+        var problems: [GatewayProblem] = []
+        if noData { problems.append(.noManufacturerData) }
+        if needsIRK { problems.append(.espresenseNeedsIRK) }
+        guard problems != before else { return [] }
+        configured[index].heard.values[position].problems = problems
+        problemsChanged = true
+        let name = configured[index].heard.keys[position]
+        return problems.filter { !before.contains($0) }.map {
+            Appeared(gateway: name, problem: $0, message: $0.message(needingIRK: needingIRK))
+        }
+    }
+
+    /// Every heard gateway: the entry it was heard through and its name, in payload order.
+    var heardGateways: [(entry: String, name: String)] {
+        configured.flatMap { entry in entry.heard.keys.sorted().map { (entry.name, $0) } }
+    }
+
+    /// Problems per entry and code, for `/metrics`: how many of its heard gateways have each.
+    func problemCount(_ problem: GatewayProblem, entry index: Int) -> Int {
+        configured[index].heard.values.count { $0.problems.contains(problem) }
     }
 
     /// Records an online/offline status of gateway `name` (through the entry at `index`);
@@ -72,32 +184,56 @@ struct GatewayTracker {
             configured[index].heard[name] = heard
             return true
         }
-        guard heardCount < Self.maximumHeardGateways else { return false }
+        guard heardCount < Self.maximumHeardGateways else {
+            namesLeftOut += 1
+            return false
+        }
         heardCount += 1
         configured[index].heard[name] = Heard(state: state, lastSeen: online ? time : nil)
         return true
     }
 
-    /// `bridge/gateways`: the configured entries in configuration order, each heard gateway
-    /// under the entry whose topic matched it, sorted by name.
-    var payload: JSONValue {
+    /// `bridge/gateways` at `now`: the configured entries in configuration order, each heard
+    /// gateway under the entry whose topic matched it, sorted by name, each with its figures of
+    /// the last minute; an entry's figures are its heard gateways' together.
+    func payload(at now: Timestamp) -> JSONValue {
         .array(
             configured.map { entry in
-                [
-                    "name": .string(entry.name),
-                    "format": .string(entry.format),
-                    "state": .string(entry.state),
-                    "last_seen": Self.time(entry.lastSeen),
-                    "heard": .array(
-                        entry.heard.sorted { $0.key < $1.key }.map { name, heard in
-                            [
-                                "name": .string(name),
-                                "state": .string(heard.state),
-                                "last_seen": Self.time(heard.lastSeen),
-                            ]
-                        }),
+                var total = AdvertisementWindow.Counts()
+                var problems: [GatewayProblem] = []
+                let heard: [JSONValue] = entry.heard.sorted { $0.key < $1.key }.map { name, heard in
+                    let minute = heard.window.lastMinute(at: now)
+                    total = total + minute
+                    for problem in heard.problems where !problems.contains(problem) { problems.append(problem) }
+                    var fields: [(String, JSONValue)] = [
+                        ("name", .string(name)), ("state", .string(heard.state)), ("last_seen", Self.time(heard.lastSeen)),
+                    ]
+                    fields += figures(minute, problems: heard.problems)
+                    return .object(fields)
+                }
+                var fields: [(String, JSONValue)] = [
+                    ("name", .string(entry.name)), ("format", .string(entry.format)), ("state", .string(entry.state)),
+                    ("last_seen", Self.time(entry.lastSeen)),
                 ]
+                fields += figures(total, problems: problems.sorted { $0.rawValue < $1.rawValue })
+                fields.append(("heard", .array(heard)))
+                return .object(fields)
             })
+    }
+
+    private func figures(_ minute: AdvertisementWindow.Counts, problems: [GatewayProblem]) -> [(String, JSONValue)] {
+        // A share of nothing is no share: null until the gateway reports advertisements.
+        let share: JSONValue =
+            minute.advertisements == 0
+            ? .null : .double((Double(minute.withManufacturerData) / Double(minute.advertisements) * 100).rounded() / 100)
+        return [
+            ("advertisements_per_min", .int(minute.advertisements)), ("with_manufacturer_data", share),
+            ("attributed", .int(minute.attributed)),
+            (
+                "problems",
+                .array(problems.map { ["code": .string($0.rawValue), "message": .string($0.message(needingIRK: needingIRK))] })
+            ),
+        ]
     }
 
     private static func time(_ timestamp: Timestamp?) -> JSONValue {

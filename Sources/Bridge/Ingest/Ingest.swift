@@ -51,7 +51,41 @@ struct Ingest {
         decoders = Dictionary(configuration.products.map { ($0.name, $0.placementDecoder) }, uniquingKeysWith: { first, _ in first })
         hardware = Dictionary(configuration.products.map { ($0.name, $0.product.hardware) }, uniquingKeysWith: { first, _ in first })
         self.homeAssistant = homeAssistant
+        _ = gateways.needIRK(needingIRK(), at: nil)
     }
+
+    /// The Apple accessories (a product decoded as Apple proximity pairing) without an IRK, by
+    /// name: an ESPresense node reports them only by their IRK (``GatewayProblem``). At most
+    /// five are named.
+    private func needingIRK() -> [String] {
+        let engine = engine.engine
+        return engine.session.accessories.values.sorted { $0.id < $1.id }.filter { accessory in
+            decoders[accessory.product] == .appleProximity && engine.keys[accessory.id]?.irk == nil
+        }.prefix(5).map(\.displayName)
+    }
+
+    /// Problems that appeared on heard gateways outside a message (an accessory added, or
+    /// given an IRK, changes what an ESPresense node needs): the runtime logs them.
+    private(set) var gatewayProblemsAppeared: [GatewayTracker.Appeared] = []
+
+    mutating func takeGatewayProblems() -> [GatewayTracker.Appeared] {
+        defer { gatewayProblemsAppeared = [] }
+        return gatewayProblemsAppeared
+    }
+
+    /// `bridge/gateways` now; ``gatewaysPublished()`` once it went out.
+    func gatewaysPayload(at now: Timestamp) -> JSONValue { gateways.payload(at: now) }
+
+    /// The heard gateways, for Home Assistant's per-gateway sensors.
+    var heardGateways: [HomeAssistantGateway] { gateways.heardGateways.map { HomeAssistantGateway(entry: $0.entry, name: $0.name) } }
+
+    /// Whether a heard gateway's problems changed since `bridge/gateways` was last published.
+    var gatewayProblemsChanged: Bool { gateways.problemsChanged }
+
+    mutating func gatewaysPublished() { gateways.published() }
+
+    /// Every heard gateway's problems at `now` (a quiet gateway's minute runs out).
+    mutating func evaluateGateways(at now: Timestamp) { gatewayProblemsAppeared += gateways.evaluateAll(at: now) }
 
     /// An accessory's IRK in one byte order, as the resolver knows it.
     struct ResolvedKey: Hashable, Sendable {
@@ -65,23 +99,29 @@ struct Ingest {
     /// is no longer a look-alike.
     mutating func applied(_ outputs: [EngineOutput]) {
         var keysChanged = false
+        var accessoriesChanged = false
         for output in outputs {
             switch output {
             case .accessoryRemoved(let id):
                 follower.forget(id)
+                accessoriesChanged = true
                 if resolver.keys.contains(where: { $0.identity.id == id }) { keysChanged = true }
             case .keysChanged(let id, let new):
                 keysChanged = true
                 // With an IRK its addresses are resolved, not followed.
                 if new.irk != nil { follower.forget(id) }
             case .event(let event) where event.type == .accessoryAdded:
+                accessoriesChanged = true
                 if let id = event.accessory?.id { follower.adopt(id) }
+            case .event(let event) where event.type == .accessoryChanged:
+                accessoriesChanged = true
             case .event(let event) where event.type == .accessoryReattached:
                 if let address = event.accessory.flatMap({ engine.followedAddress(of: $0.id) }) { lookalikes.forget(address) }
             default: break
             }
         }
         if keysChanged { resolver.keys = Self.irks(engine.keys) }
+        if keysChanged || accessoriesChanged { gatewayProblemsAppeared += gateways.needIRK(needingIRK(), at: nil) }
     }
 
     /// The IRKs among `keys`, in a stable order, each in the orders still possible.
@@ -214,14 +254,14 @@ struct Ingest {
         switch parser.parse(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds) {
         case .advertisement(let advertisement):
             var outcome = IngestOutcome()
-            var attributed = attribute(advertisement, at: now, outcome: &outcome)
+            // Decoded once: attribution, the encrypted payload and the profile all read it.
+            let pairing = advertisement.appleProximityPairing
+            var attributed = attribute(advertisement, pairing: pairing, at: now, outcome: &outcome)
             // With an encryption key the end of the proximity payload must decrypt consistently
             // (identity.md, Keys); a rotating address whose payload does not is not this
             // accessory's. Its own address stays its own, with the clear 10 % levels.
             var decrypted: DecryptedProximityStatus?
-            if let key = attributed.advertiser?.keys.encryptionKey, let pairing = advertisement.appleProximityPairing,
-                pairing.encryptedPayload != nil
-            {
+            if let key = attributed.advertiser?.keys.encryptionKey, let pairing, pairing.encryptedPayload != nil {
                 decrypted = pairing.decrypted(with: key)
                 if decrypted == nil && attributed.how != .address {
                     let address = advertisement.address
@@ -238,11 +278,11 @@ struct Ingest {
             sighting.heardFrom = advertisement.address
             sighting.attribution = attribution
             sighting.irkOrder = attributed.irkOrder
-            sighting.profile = advertisement.appleProximityPairing.map { ProximityProfile(model: $0.model, colour: $0.colour) }
+            sighting.profile = pairing.map { ProximityProfile(model: $0.model, colour: $0.colour) }
             if let battery = decrypted?.battery, sighting.decoded != nil { sighting.decoded?.battery = battery }
             if product != nil {
                 readFastPair(advertisement, of: identity, into: &sighting, outcome: &outcome)
-            } else if engine.isPickerPresented, let pairing = advertisement.appleProximityPairing, pairing.modelName != nil {
+            } else if engine.isPickerPresented, let pairing, pairing.modelName != nil {
                 // A candidate of the shipped "AirPods or Beats" is shown as what it is, and what its
                 // advertisement says is known from the pairing on (household.md).
                 sighting.decoded =
@@ -250,7 +290,11 @@ struct Ingest {
                     .decoded
             }
             outcome.effect = .telemetry(.sighting(sighting), context: "sighting", refresh: identity)
-            outcome.gatewaysChanged = gateways.seen(advertisement.gateway, through: entry, at: now)
+            let heard = gateways.advertisement(
+                advertisement.gateway, through: entry, withManufacturerData: !advertisement.manufacturerData.isEmpty,
+                attributed: attributed.advertiser != nil, at: now)
+            outcome.gatewaysChanged = heard.changed || gateways.problemsChanged
+            outcome.gatewayProblems = heard.appeared
             return outcome
         case .report(let report):
             var outcome = IngestOutcome()
@@ -335,10 +379,14 @@ struct Ingest {
     /// - Returns: the accessory (or the address itself), how it was found, and the accessory's
     ///   product and keys when it is a known one (looked up once for the whole message).
     private mutating func attribute(
-        _ advertisement: Advertisement, at now: Timestamp, outcome: inout IngestOutcome
+        _ advertisement: Advertisement, pairing: AppleProximityPairing?, at now: Timestamp, outcome: inout IngestOutcome
     ) -> Attribution {
         let address = advertisement.address
-        let pairing = advertisement.appleProximityPairing
+        // ESPresense resolved the address itself with a key in its known_irks, and says which.
+        if let key = advertisement.knownIRK, let id = accessory(withIRK: key) {
+            lookalikes.forget(address)
+            return Attribution(id, .irk, engine.advertiser(id))
+        }
         if let resolved = resolver.resolve(address), let attributed = irkAttribution(resolved, pairing: pairing) {
             lookalikes.forget(address)
             return attributed
@@ -377,6 +425,13 @@ struct Ingest {
             return Attribution(id, .reattached, engine.advertiser(id))
         }
         return Attribution(address, .address, nil)
+    }
+
+    /// The accessory whose IRK is `key`, in either byte order (ESPresense prints the key in the
+    /// order its `known_irks` was given).
+    private func accessory(withIRK key: [UInt8]) -> BluetoothAddress? {
+        let reversed = Array(key.reversed())
+        return engine.keys.first { _, keys in keys.irk.map { $0.bytes == key || $0.bytes == reversed } ?? false }?.key
     }
 
     /// The accessory a resolved address counts for: an IRK whose order is known counts as it
@@ -421,7 +476,7 @@ struct Ingest {
         }
     }
 
-    /// Who an advertisement counts for (``attribute(_:at:outcome:)``).
+    /// Who an advertisement counts for (``attribute(_:pairing:at:outcome:)``).
     private struct Attribution {
         var id: BluetoothAddress
         var how: IdentityAttribution

@@ -34,6 +34,8 @@ struct IngestOutcome {
     var lookalikeHeard = false
     /// An info line for the log and `bridge/log` (a look-alike re-attached by the rules).
     var announcement: String?
+    /// Problems that appeared on the gateway that heard it: each logged once, as a warning.
+    var gatewayProblems: [GatewayTracker.Appeared] = []
     /// A line for the log (gateway status changes, refused retained requests).
     var notice: (level: BridgeLogger.Level, message: String)?
 

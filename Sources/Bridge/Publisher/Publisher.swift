@@ -189,7 +189,7 @@ final class Publisher {
 
     /// Every retained topic, after each (re)connect: a broker restart loses nothing a
     /// subscriber relies on, and no state stays stuck `offline`.
-    func publishEverything(at now: Timestamp, gateways: JSONValue, lookalikes: JSONValue) {
+    func publishEverything(at now: Timestamp, gateways: JSONValue, heardGateways: [HomeAssistantGateway], lookalikes: JSONValue) {
         let held = heldUntilConnected ?? []
         heldUntilConnected = nil
         publishRetained(topics.bridgeState, ["state": "online"])
@@ -211,6 +211,7 @@ final class Publisher {
         published.keep { statePublishedAt[$0] == now }
         if publishesBridge { publishAccessoryList() }
         _ = homeAssistant?.candidatesChanged(Self.candidates(engine.picker))
+        _ = homeAssistant?.gatewaysChanged(heardGateways)
         // The first device is the bridge's.
         for device in (homeAssistant?.everything(statuses) ?? []).dropFirst(publishesBridge ? 0 : 1) {
             publishRetained(device.topic, device.payload)
@@ -243,9 +244,12 @@ final class Publisher {
     /// The payload of `bridge/accessories` now (the console's snapshot).
     func accessoryList() -> [UInt8] { listing.list() }
 
-    func publishGateways(_ gateways: JSONValue) {
+    /// `bridge/gateways`, and the bridge device's discovery when the heard gateways changed
+    /// (each has its sensor there).
+    func publishGateways(_ gateways: JSONValue, heard: [HomeAssistantGateway]) {
         guard publishesBridge else { return }
         publishRetained(topics.bridgeGateways, gateways)
+        if let device = homeAssistant?.gatewaysChanged(heard) { publishRetained(device.topic, device.payload) }
     }
 
     /// `bridge/lookalikes` (``LookalikeTracker/payload(modelName:)``).

@@ -290,6 +290,10 @@ public final class BridgeRuntime {
         let outputs = outcome.outputs
         guard !outputs.isEmpty else { return outcome }
         ingest.applied(outputs)
+        if !ingest.gatewayProblemsAppeared.isEmpty {
+            for appeared in ingest.takeGatewayProblems() { logger.warning("gateway \(appeared.gateway): \(appeared.message)") }
+        }
+        if ingest.gatewayProblemsChanged { publishGateways(at: now) }
         publisher.publish(outputs, at: now)
         for component in components { component.applied(outputs, self) }
         // Telemetry's list changes wait for the next wake (once for a burst); a request's are
@@ -349,7 +353,8 @@ public final class BridgeRuntime {
         if route.isSheddable && shedWhenBrokerIsBehind() { return }
         if case .gateway(let index, _) = route { diagnostics.countGatewayMessage(index) }
         let outcome = ingest.ingest(message, route: route, at: now)
-        if outcome.gatewaysChanged { publisher.publishGateways(ingest.gateways.payload) }
+        for appeared in outcome.gatewayProblems { logger.warning("gateway \(appeared.gateway): \(appeared.message)") }
+        if outcome.gatewaysChanged { publishGateways(at: now) }
         if outcome.lookalikeHeard, publisher.publishesBridge { publisher.publish([.event(SetupEvent(.lookalikeHeard))], at: now) }
         if let notice = outcome.notice { logger.log(notice.level, notice.message) }
         if let rejection = outcome.rejection {
@@ -402,7 +407,9 @@ public final class BridgeRuntime {
     /// has acknowledged it.
     func republishEverything() {
         let now = clock()
-        publisher.publishEverything(at: now, gateways: ingest.gateways.payload, lookalikes: ingest.lookalikesPayload)
+        publisher.publishEverything(
+            at: now, gateways: ingest.gatewaysPayload(at: now), heardGateways: ingest.heardGateways, lookalikes: ingest.lookalikesPayload)
+        ingest.gatewaysPublished()
         ingest.lookalikesPublished()
         lookalikesPublishedAt = now
         for component in components { component.republish(self) }
@@ -427,8 +434,18 @@ public final class BridgeRuntime {
         if now.milliseconds(since: lastHealth) >= healthIntervalMilliseconds {
             lastHealth = now
             publisher.publishHealth(at: now)
-            publisher.publishGateways(ingest.gateways.payload)
+            // The figures are of the last minute: a gateway gone quiet loses its problems too.
+            ingest.evaluateGateways(at: now)
+            for appeared in ingest.takeGatewayProblems() { logger.warning("gateway \(appeared.gateway): \(appeared.message)") }
+            publishGateways(at: now)
         }
+    }
+
+    /// `bridge/gateways` (and Home Assistant's per-gateway sensors, when the heard gateways
+    /// changed).
+    private func publishGateways(at now: Timestamp) {
+        publisher.publishGateways(ingest.gatewaysPayload(at: now), heard: ingest.heardGateways)
+        ingest.gatewaysPublished()
     }
 
     /// `bridge/lookalikes` when the list changed (at most every
