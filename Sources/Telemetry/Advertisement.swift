@@ -59,4 +59,17 @@ public struct Advertisement: Hashable, Sendable {
     public var appleProximityPairing: AppleProximityPairing? {
         manufacturerData.lazy.compactMap { try? AppleProximityPairing(manufacturerData: $0) }.first
     }
+
+    /// Why the advertisement's Apple proximity-pairing message is refused, when it has one that
+    /// is (``AppleProximityPairing/Malformation``); `nil` when it has none or a decodable one.
+    public var proximityPairingMalformation: AppleProximityPairing.Malformation? {
+        for data in manufacturerData where data.companyIdentifier == AppleProximityPairing.appleCompanyIdentifier {
+            do throws(AppleProximityPairing.DecodingError) {
+                _ = try AppleProximityPairing(manufacturerData: data)
+            } catch {
+                if case .malformed(let malformation) = error { return malformation }
+            }
+        }
+        return nil
+    }
 }

@@ -28,7 +28,42 @@ public struct AppleProximityPairing: Hashable, Sendable {
         case notProximityPairing(UInt8?)
         /// A type 0x07 message too short for the status fields.
         case truncated(Int)
+        /// A type 0x07 message that public decoders refuse, or whose bytes contradict
+        /// themselves: refused, and counted with the reason (``Malformation``).
+        case malformed(Malformation)
     }
+
+    /// Why a proximity-pairing message is refused rather than decoded.
+    public enum Malformation: String, Error, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+        /// Length byte 0x13: the shorter message of counterfeit AirPods (CAPod decodes it only as
+        /// "fake AirPods"; its battery and status bytes do not follow Apple's layout).
+        case counterfeit
+        /// A first byte other than 0x01: not the plaintext status (CAPod #603: AirPods send prefix
+        /// 0x07 frames from their identity address on connect, whose other bytes are not status).
+        case prefix
+        /// The message ends before its length byte says.
+        case shorterThanLength
+        /// Bytes follow the message that are no whole Continuity message: the data is longer
+        /// than the length byte says.
+        case longerThanLength
+        /// A battery nibble of 11...14: neither tenths (0...10) nor "unknown" (15).
+        case nibbleOutOfRange
+
+        public var description: String {
+            switch self {
+            case .counterfeit: "length byte 0x13 (counterfeit AirPods)"
+            case .prefix: "prefix other than 0x01 (not a status message)"
+            case .shorterThanLength: "message shorter than its length byte"
+            case .longerThanLength: "data longer than the message's length byte"
+            case .nibbleOutOfRange: "battery nibble out of range (11...14)"
+            }
+        }
+    }
+
+    /// The length byte of counterfeit AirPods' messages.
+    static let counterfeitLength: UInt8 = 0x13
+    /// The first byte of every plaintext status message.
+    static let statusPrefix: UInt8 = 0x01
 
     /// Apple's Bluetooth SIG company identifier.
     public static let appleCompanyIdentifier: UInt16 = 0x004C
@@ -45,10 +80,15 @@ public struct AppleProximityPairing: Hashable, Sendable {
     public var leftInCase: Bool?
     public var rightInCase: Bool?
     /// Battery levels in whole percent, in steps of 10 (the nibble is tenths); `nil` when
-    /// reported as unknown (nibble 15).
+    /// reported as unknown (nibble 15). These read the nibbles as earbuds'; a single-battery
+    /// model's one level is ``primaryBattery`` (``battery`` picks by model).
     public var leftBattery: Int?
     public var rightBattery: Int?
     public var caseBattery: Int?
+    /// The broadcasting ("primary") side's level and charging bit: the low battery nibble and
+    /// charging bit 0x01, whichever side status bit 0x20 says broadcasts.
+    public var primaryBattery: Int?
+    public var primaryCharging: Bool
     /// Charging flags.
     public var leftCharging: Bool
     public var rightCharging: Bool
@@ -77,18 +117,37 @@ public struct AppleProximityPairing: Hashable, Sendable {
         // Walk the Continuity type/length/value messages; one advertisement may carry several.
         var index = 0
         var message: ArraySlice<UInt8>?
+        var lengthByte: UInt8 = 0
         while index + 1 < payload.count {
             let type = payload[index], length = Int(payload[index + 1])
-            let end = min(index + 2 + length, payload.count)
-            if type == Self.messageType { message = payload[(index + 2)..<end]; break }
-            index = index + 2 + length
+            let end = index + 2 + length
+            if type == Self.messageType {
+                lengthByte = payload[index + 1]
+                guard end <= payload.count else { throw .malformed(.shorterThanLength) }
+                message = payload[(index + 2)..<end]
+                index = end
+                break
+            }
+            index = end
         }
         guard let message else { throw .notProximityPairing(payload.first) }
+        // What follows must be whole messages: anything else makes the data longer than it says.
+        while index < payload.count {
+            guard index + 1 < payload.count, index + 2 + Int(payload[index + 1]) <= payload.count else {
+                throw .malformed(.longerThanLength)
+            }
+            index += 2 + Int(payload[index + 1])
+        }
+        guard lengthByte != Self.counterfeitLength else { throw .malformed(.counterfeit) }
         // prefix, model (2), status, battery, charging/case, lid: 7 bytes are needed.
         guard message.count >= 7 else { throw .truncated(message.count) }
         // Read in place, offsets from the message's start (no copy of it: this runs for every sighting).
         let start = message.startIndex
         func byte(_ offset: Int) -> UInt8 { message[start + offset] }
+        guard byte(0) == Self.statusPrefix else { throw .malformed(.prefix) }
+        guard Self.isLevel(byte(4) & 0x0F), Self.isLevel(byte(4) >> 4), Self.isLevel(byte(5) & 0x0F) else {
+            throw .malformed(.nibbleOutOfRange)
+        }
         model = UInt16(byte(2)) << 8 | UInt16(byte(1))
         status = byte(3)
         let battery = byte(4), charging = byte(5) >> 4, caseNibble = byte(5) & 0x0F
@@ -114,21 +173,39 @@ public struct AppleProximityPairing: Hashable, Sendable {
         rightBattery = primaryIsLeft ? secondaryBattery : primaryBattery
         leftCharging = primaryIsLeft ? primaryCharging : secondaryCharging
         rightCharging = primaryIsLeft ? secondaryCharging : primaryCharging
+        self.primaryBattery = primaryBattery
+        self.primaryCharging = primaryCharging
         caseBattery = Self.level(caseNibble)
         caseCharging = charging & 0x04 != 0
         lidOpen = primaryInCase || bothInCase ? lidByte & 0x08 == 0 : nil
     }
 
-    /// A nibble of tenths; 15 (and anything above 10) means unknown / not connected.
+    /// Whether a battery nibble is tenths (0...10) or "unknown" (15).
+    private static func isLevel(_ nibble: UInt8) -> Bool { nibble <= 10 || nibble == 15 }
+
+    /// A nibble of tenths; 15 means unknown / not connected (11...14 were refused).
     private static func level(_ nibble: UInt8) -> Int? {
         nibble <= 10 ? Int(nibble) * 10 : nil
     }
 
-    /// The levels as the engine's battery (charging flags stay here: the contract does not
-    /// publish them); `nil` when no level is known.
-    public var battery: Battery? {
-        guard leftBattery != nil || rightBattery != nil || caseBattery != nil else { return nil }
-        return Battery(left: leftBattery, right: rightBattery, chargingCase: caseBattery)
+    /// The levels as the engine's battery, laid out as the model's ``AppleModel/batteries``
+    /// say (an unknown model as earbuds), each known level with its charging flag; an unknown
+    /// level (nibble 15) omits its key and its flag. `nil` when no level is known.
+    public var battery: Battery? { battery(knownModel?.batteries ?? .pods) }
+
+    /// The levels as `layout` lays them out (``battery``).
+    public func battery(_ layout: AppleModel.Batteries) -> Battery? {
+        let battery: Battery
+        switch layout {
+        case .single:
+            battery = Battery(main: primaryBattery, charging: primaryBattery.map { _ in primaryCharging })
+        case .pods:
+            battery = Battery(
+                left: leftBattery, right: rightBattery, chargingCase: caseBattery,
+                leftCharging: leftBattery.map { _ in leftCharging }, rightCharging: rightBattery.map { _ in rightCharging },
+                caseCharging: caseBattery.map { _ in caseCharging })
+        }
+        return battery.hasLevel ? battery : nil
     }
 
     /// The model, when ``AppleModelCatalogue`` knows it.

@@ -68,6 +68,16 @@ public struct TelemetryParser: Hashable, Sendable {
             return parseNative(topic: topic, captures: captures, payload: payload)
         }
         switch result {
+        case .success(.advertisement(let advertisement)):
+            // A proximity-pairing message public decoders refuse, or one that contradicts itself,
+            // is refused as a whole: nothing of it is published (docs/telemetry.md).
+            if let malformation = advertisement.proximityPairingMalformation {
+                return .rejected(
+                    TelemetryRejection(
+                        .invalidProximityPairing, "Apple proximity pairing refused: \(malformation)", field: "manufacturerdata",
+                        gateway: gateway))
+            }
+            return .advertisement(advertisement)
         case .success(let message): return message
         case .failure(var rejection):
             rejection.gateway = gateway
