@@ -13,7 +13,9 @@ import AccessoryKit
 ///   device colour (1), 0x00 (1), encrypted payload (16).
 /// - OpenPods (github.com/adolfintel/OpenPods, its `PodsService`), which decodes the same bytes as
 ///   hex characters: status bit 0x20 tells whether the broadcasting bud is the left one ("flip"),
-///   which swaps the battery nibbles, the in-ear bits 0x02/0x08 and the charging bits 0x01/0x02;
+///   which swaps the battery nibbles, the in-ear bits 0x02/0x08 and the charging bits 0x01/0x02
+///   (CAPod's `DualApplePods` swaps the in-ear bits once more when the broadcasting bud is in the
+///   case, bit 0x40);
 ///   battery nibbles are tenths (0...10, 15 = unknown); charging-nibble bit 0x04 is the case.
 /// - Hexway "apple_bleee" and the AirPodsDesktop project, which name further status bits: 0x04 both
 ///   buds in the case, 0x40 broadcasting bud in the case; and read lid-byte bit 0x08 as "lid
@@ -158,8 +160,12 @@ public struct AppleProximityPairing: Hashable, Sendable {
         // The broadcasting ("primary") bud's fields come first: low battery nibble, in-ear 0x02,
         // charging bit 0x01. Bit 0x20 says whether the broadcasting bud is the left one.
         let primaryIsLeft = status & 0x20 != 0
-        let primaryInEar = status & 0x02 != 0, secondaryInEar = status & 0x08 != 0
         let bothInCase = status & 0x04 != 0, primaryInCase = status & 0x40 != 0
+        // A bud broadcasting from the case cannot be in an ear: its in-ear bits are swapped, 0x02
+        // being the other bud's (CAPod's DualApplePods flips them again on bit 0x40, and its
+        // tests of buds in the case assert it; the levels and charging bits are not swapped).
+        let primaryInEar = status & (primaryInCase ? 0x08 : 0x02) != 0
+        let secondaryInEar = status & (primaryInCase ? 0x02 : 0x08) != 0
         let primaryBattery = Self.level(battery & 0x0F), secondaryBattery = Self.level(battery >> 4)
         let primaryCharging = charging & 0x01 != 0, secondaryCharging = charging & 0x02 != 0
         let primaryCaseState: Bool? = bothInCase || primaryInCase ? true : (primaryInEar ? false : nil)
