@@ -160,9 +160,9 @@ public enum AccessoryReportParser {
         return AccessoryReport(accessory: accessory, gateway: gateway, changes: changes)
     }
 
-    /// The battery levels in whole percent with the charging flags given, or `nil` when the
-    /// object holds no level (a charging flag alone is no battery change). A flag of the wrong
-    /// type rejects the report.
+    /// The battery levels in whole percent with the charging flags given for them (`charging`
+    /// is `level`'s), or `nil` when the object holds no level: a flag without its level is not
+    /// kept, as with a decoded advertisement. A flag of the wrong type rejects the report.
     private static func parseBattery(_ fields: JSONFields, _ range: Range<Int>) throws(TelemetryRejection) -> Battery? {
         var members: [(String, JSONScanner.Value)] = []
         fields.scanner.forEachMember(ofObject: range) { key, value in members.append((fields.scanner.string(key), value)) }
@@ -192,6 +192,11 @@ public enum AccessoryReportParser {
             default: break
             }
         }
+        // A flag goes with its level, as a decoded advertisement's do: one without is not kept.
+        if levels.main == nil { levels.charging = nil }
+        if levels.left == nil { levels.leftCharging = nil }
+        if levels.right == nil { levels.rightCharging = nil }
+        if levels.chargingCase == nil { levels.caseCharging = nil }
         return levels.hasLevel ? levels : nil
     }
 
