@@ -54,7 +54,7 @@ enum E2EThroughputBenchmark {
             topics = (0..<publishers).map { p in macs.map { "\(prefix)/gw\(p)/BTtoMQTT/\($0)" } }
             payloads = ids.map { id in
                 (0..<8).map { variant in
-                    Array(#"{"id":"\#(id)","rssi":-\#(60 + variant),"manufacturerdata":"4c000719010e2000f58f0100"}"#.utf8)
+                    Array(#"{"id":"\#(id)","rssi":-\#(60 + variant),"manufacturerdata":"4c000719010e2000f58f01000000000000000000000000000000000000"}"#.utf8)
                 }
             }
         }
