@@ -104,17 +104,19 @@ struct BatteryFlowTests {
         try await withBridge { _, observer async throws in
             let before = await observer.waitFor(Self.stateTopic)
             let bad = [
-                Self.sighting(model: 0x2014, status: 0x75, battery: 0xAA, chargingAndCase: 0x58, length: 0x13),  // counterfeit
-                Self.sighting(model: 0x2019, status: 0x35, battery: 0xDF, chargingAndCase: 0xDE, prefix: 0x07),  // prefix
-                Self.sighting(model: 0x200E, status: 0x22, battery: 0xB5, chargingAndCase: 0x05),  // nibble 11
-                #"{"id":"\#(Fixture.airPods)","manufacturerdata":"4c000719010e2022f58f","rssi":-55}"#,  // shorter
-                #"{"id":"\#(Fixture.airPods)","manufacturerdata":"4c000709010e2022f58f00000042","rssi":-55}"#,  // longer
+                Self.sighting(model: 0x2014, status: 0x75, battery: 0xAA, chargingAndCase: 0x58, length: 0x13), // counterfeit
+                Self.sighting(model: 0x2019, status: 0x35, battery: 0xDF, chargingAndCase: 0xDE, prefix: 0x07), // prefix
+                Self.sighting(model: 0x200E, status: 0x22, battery: 0xB5, chargingAndCase: 0x05), // nibble 11
+                #"{"id":"\#(Fixture.airPods)","manufacturerdata":"4c000719010e2022f58f","rssi":-55}"#, // shorter
+                #"{"id":"\#(Fixture.airPods)","manufacturerdata":"4c000709010e2022f58f00000042","rssi":-55}"#, // longer
             ]
             for payload in bad { try await observer.publish(Self.gatewayTopic, payload) }
             let health = try await observer.request("health")
             #expect(health["data"]?["telemetry_rejected"] == 5, "\(health)")
             let log = await observer.waitFor("aabridge/bridge/log") { $0["level"] == "warning" }
-            #expect(log?["message"]?.stringValue?.contains("invalidProximityPairing: Apple proximity pairing refused: length byte 0x13") == true)
+            #expect(
+                log?["message"]?.stringValue?.contains("invalidProximityPairing: Apple proximity pairing refused: length byte 0x13") == true
+            )
             let state = observer.json(on: Self.stateTopic).last
             for key in ["battery", "model", "available", "last_seen", "rssi"] {
                 #expect(state?[key] == before?[key], "\(key) unchanged")
