@@ -64,8 +64,9 @@ public struct Advertisement: Hashable, Sendable {
     /// is (``AppleProximityPairing/Malformation``); `nil` when it has none or a decodable one.
     public var proximityPairingMalformation: AppleProximityPairing.Malformation? {
         for data in manufacturerData where data.companyIdentifier == AppleProximityPairing.appleCompanyIdentifier {
+            // The checks alone, without decoding: this runs for every advertisement.
             do throws(AppleProximityPairing.DecodingError) {
-                _ = try AppleProximityPairing(manufacturerData: data)
+                _ = try AppleProximityPairing.message(in: data.payload)
             } catch {
                 if case .malformed(let malformation) = error { return malformation }
             }

@@ -21,6 +21,10 @@ import AccessoryKit
 ///   buds in the case, 0x40 broadcasting bud in the case; and read lid-byte bit 0x08 as "lid
 ///   closed". These last bits are the least corroborated, so ``leftInCase``/``rightInCase`` and
 ///   ``lidOpen`` are optional and only set when those bits say something definite.
+///
+/// A message public decoders refuse, or whose bytes contradict themselves, is refused
+/// (``Malformation``) rather than decoded: the gateway parsers reject the advertisement, counted
+/// with the reason. Batteries are laid out by model (``battery``, ``AppleModel/Batteries``).
 public struct AppleProximityPairing: Hashable, Sendable {
     /// Why manufacturer data is not a decodable proximity-pairing message.
     public enum DecodingError: Error, Hashable, Sendable {
@@ -116,40 +120,10 @@ public struct AppleProximityPairing: Hashable, Sendable {
             throw .notApple(manufacturerData.companyIdentifier)
         }
         let payload = manufacturerData.payload
-        // Walk the Continuity type/length/value messages; one advertisement may carry several.
-        var index = 0
-        var message: ArraySlice<UInt8>?
-        var lengthByte: UInt8 = 0
-        while index + 1 < payload.count {
-            let type = payload[index], length = Int(payload[index + 1])
-            let end = index + 2 + length
-            if type == Self.messageType {
-                lengthByte = payload[index + 1]
-                guard end <= payload.count else { throw .malformed(.shorterThanLength) }
-                message = payload[(index + 2)..<end]
-                index = end
-                break
-            }
-            index = end
-        }
-        guard let message else { throw .notProximityPairing(payload.first) }
-        // What follows must be whole messages: anything else makes the data longer than it says.
-        while index < payload.count {
-            guard index + 1 < payload.count, index + 2 + Int(payload[index + 1]) <= payload.count else {
-                throw .malformed(.longerThanLength)
-            }
-            index += 2 + Int(payload[index + 1])
-        }
-        guard lengthByte != Self.counterfeitLength else { throw .malformed(.counterfeit) }
-        // prefix, model (2), status, battery, charging/case, lid: 7 bytes are needed.
-        guard message.count >= 7 else { throw .truncated(message.count) }
+        let message = payload[try Self.message(in: payload)]
         // Read in place, offsets from the message's start (no copy of it: this runs for every sighting).
         let start = message.startIndex
         func byte(_ offset: Int) -> UInt8 { message[start + offset] }
-        guard byte(0) == Self.statusPrefix else { throw .malformed(.prefix) }
-        guard Self.isLevel(byte(4) & 0x0F), Self.isLevel(byte(4) >> 4), Self.isLevel(byte(5) & 0x0F) else {
-            throw .malformed(.nibbleOutOfRange)
-        }
         model = UInt16(byte(2)) << 8 | UInt16(byte(1))
         status = byte(3)
         let battery = byte(4), charging = byte(5) >> 4, caseNibble = byte(5) & 0x0F
@@ -184,6 +158,44 @@ public struct AppleProximityPairing: Hashable, Sendable {
         caseBattery = Self.level(caseNibble)
         caseCharging = charging & 0x04 != 0
         lidOpen = primaryInCase || bothInCase ? lidByte & 0x08 == 0 : nil
+    }
+
+    /// Where the proximity-pairing message's bytes (after its type and length) are in `payload`,
+    /// Apple's manufacturer data after the company identifier, once they are checked: whole, no
+    /// stray bytes after them, not counterfeit, long enough for the status fields, prefix 0x01,
+    /// battery nibbles tenths or unknown. Building no value, it is also what the gateway
+    /// parsers' refusal asks (``Advertisement/proximityPairingMalformation``).
+    /// - Throws: ``DecodingError`` when there is no such message or it is refused.
+    static func message(in payload: [UInt8]) throws(DecodingError) -> Range<Int> {
+        // Walk the Continuity type/length/value messages; one advertisement may carry several.
+        var index = 0
+        var found: Range<Int>?
+        while index + 1 < payload.count {
+            let type = payload[index], end = index + 2 + Int(payload[index + 1])
+            if type == messageType {
+                guard end <= payload.count else { throw .malformed(.shorterThanLength) }
+                found = (index + 2)..<end
+                index = end
+                break
+            }
+            index = end
+        }
+        guard let message = found else { throw .notProximityPairing(payload.first) }
+        // What follows must be whole messages: anything else makes the data longer than it says.
+        while index < payload.count {
+            guard index + 1 < payload.count, index + 2 + Int(payload[index + 1]) <= payload.count else {
+                throw .malformed(.longerThanLength)
+            }
+            index += 2 + Int(payload[index + 1])
+        }
+        guard payload[message.lowerBound - 1] != counterfeitLength else { throw .malformed(.counterfeit) }
+        // prefix, model (2), status, battery, charging/case, lid: 7 bytes are needed.
+        guard message.count >= 7 else { throw .truncated(message.count) }
+        let start = message.lowerBound
+        guard payload[start] == statusPrefix else { throw .malformed(.prefix) }
+        let battery = payload[start + 4], caseNibble = payload[start + 5] & 0x0F
+        guard isLevel(battery & 0x0F), isLevel(battery >> 4), isLevel(caseNibble) else { throw .malformed(.nibbleOutOfRange) }
+        return message
     }
 
     /// Whether a battery nibble is tenths (0...10) or "unknown" (15).

@@ -49,6 +49,14 @@ import Testing
         #expect(status.rightBattery == 57 && status.leftBattery == 63 && status.caseBattery == 100)
     }
 
+    @Test("a single battery is byte 1, the broadcasting side's, with its charging bit; flipped or not")
+    func singleBattery() throws {
+        let right = try Self.message(status: 0x00, battery: 0x65, plaintext: Self.plaintext(0x80 | 57, 63, 100))
+        #expect(try #require(right.decrypted(with: Self.key)).battery(.single) == Battery(main: 57, charging: true))
+        let left = try Self.message(status: 0x20, battery: 0x65, plaintext: Self.plaintext(43, 63, 100))
+        #expect(try #require(left.decrypted(with: Self.key)).battery(.single) == Battery(main: 43, charging: false))
+    }
+
     @Test("bit 0x80 of a level byte is its charging flag, and is not part of the level")
     func chargingFlags() throws {
         let left = try Self.message(status: 0x20, plaintext: Self.plaintext(0x80 | 57, 63, 0x80 | 100))
