@@ -68,21 +68,27 @@ public struct TelemetryParser: Hashable, Sendable {
             return parseNative(topic: topic, captures: captures, payload: payload)
         }
         switch result {
-        case .success(.advertisement(let advertisement)):
+        case .success(let message):
             // A proximity-pairing message public decoders refuse, or one that contradicts itself,
-            // is refused as a whole: nothing of it is published (docs/telemetry.md).
-            if let malformation = advertisement.proximityPairingMalformation {
+            // is refused as a whole: nothing of it is published (docs/telemetry.md). The message
+            // is only looked into, not taken apart and built again (a copy on every sighting).
+            if let malformation = Self.proximityPairingMalformation(in: message) {
                 return .rejected(
                     TelemetryRejection(
                         .invalidProximityPairing, "Apple proximity pairing refused: \(malformation)", field: "manufacturerdata",
                         gateway: gateway))
             }
-            return .advertisement(advertisement)
-        case .success(let message): return message
+            return message
         case .failure(var rejection):
             rejection.gateway = gateway
             return .rejected(rejection)
         }
+    }
+
+    /// The refusal of an advertisement's proximity-pairing message, if it has one that is refused.
+    private static func proximityPairingMalformation(in message: TelemetryMessage) -> AppleProximityPairing.Malformation? {
+        guard case .advertisement(let advertisement) = message else { return nil }
+        return advertisement.proximityPairingMalformation
     }
 
     /// Whether a topic belongs to this gateway (its telemetry or status pattern matches), so a
