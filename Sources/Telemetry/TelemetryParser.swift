@@ -68,27 +68,20 @@ public struct TelemetryParser: Hashable, Sendable {
             return parseNative(topic: topic, captures: captures, payload: payload)
         }
         switch result {
-        case .success(let message):
-            // A proximity-pairing message public decoders refuse, or one that contradicts itself,
-            // is refused as a whole: nothing of it is published (docs/telemetry.md). The message
-            // is only looked into, not taken apart and built again (a copy on every sighting).
-            if let malformation = Self.proximityPairingMalformation(in: message) {
-                return .rejected(
-                    TelemetryRejection(
-                        .invalidProximityPairing, "Apple proximity pairing refused: \(malformation)", field: "manufacturerdata",
-                        gateway: gateway))
-            }
-            return message
+        case .success(let message): return message
         case .failure(var rejection):
             rejection.gateway = gateway
             return .rejected(rejection)
         }
     }
 
-    /// The refusal of an advertisement's proximity-pairing message, if it has one that is refused.
-    private static func proximityPairingMalformation(in message: TelemetryMessage) -> AppleProximityPairing.Malformation? {
-        guard case .advertisement(let advertisement) = message else { return nil }
-        return advertisement.proximityPairingMalformation
+    /// Refuses an advertisement whose proximity-pairing message public decoders refuse, or that
+    /// contradicts itself: the message as a whole, so nothing of it is published
+    /// (docs/telemetry.md, "Refused frames"). Called by the parsers of formats that carry
+    /// manufacturer data, on the advertisement before it is wrapped (no copy of it).
+    static func refuseMalformedProximityPairing(_ advertisement: Advertisement, field: String) throws(TelemetryRejection) {
+        guard let malformation = advertisement.proximityPairingMalformation else { return }
+        throw TelemetryRejection(.invalidProximityPairing, "Apple proximity pairing refused: \(malformation)", field: field)
     }
 
     /// Whether a topic belongs to this gateway (its telemetry or status pattern matches), so a
