@@ -36,6 +36,18 @@ public enum HomeAssistantBatteryPart: String, CaseIterable, Hashable, Sendable, 
         self == .main ? "battery" : "battery_\(rawValue)"
     }
 
+    /// The key of its charging flag in the `battery` object: `charging` for the single battery,
+    /// `left_charging`, `right_charging`, `case_charging` (household.md).
+    var chargingKey: String {
+        self == .main ? "charging" : "\(rawValue)_charging"
+    }
+
+    /// The charging binary sensor's component id: `battery_charging`, `battery_left_charging`, ...
+    var chargingComponentID: String { componentID + "_charging" }
+
+    /// The charging binary sensor's name.
+    var chargingEntityName: String { entityName + " charging" }
+
     /// Declaration order (main, left, right, case), so components come in a stable order.
     public static func < (lhs: HomeAssistantBatteryPart, rhs: HomeAssistantBatteryPart) -> Bool {
         lhs.order < rhs.order

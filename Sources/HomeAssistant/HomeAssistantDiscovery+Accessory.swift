@@ -101,6 +101,17 @@ extension HomeAssistantDiscovery {
                         ("device_class", "battery"), ("unit_of_measurement", "%"), ("state_class", "measurement"),
                         ("entity_category", "diagnostic"),
                     ]))
+            // Its charging flag beside it: unknown while the telemetry says none.
+            let flag = part.chargingKey
+            components.append(
+                entity(
+                    "binary_sensor", part.chargingComponentID, name: part.chargingEntityName,
+                    template: "{% set battery = value_json.battery or {} %}"
+                        + "{% if battery.get('\(flag)') is true %}ON{% elif battery.get('\(flag)') is false %}OFF{% else %}None{% endif %}",
+                    [
+                        ("payload_on", "ON"), ("payload_off", "OFF"), ("device_class", "battery_charging"),
+                        ("entity_category", "diagnostic"),
+                    ]))
         }
         components.append(
             entity(

@@ -160,9 +160,9 @@ public enum AccessoryReportParser {
         return AccessoryReport(accessory: accessory, gateway: gateway, changes: changes)
     }
 
-    /// The battery levels in whole percent, or `nil` when the object holds none. The charging
-    /// flags are checked (a wrong type rejects the report) but not kept: the contract does not
-    /// publish them.
+    /// The battery levels in whole percent with the charging flags given for them (`charging`
+    /// is `level`'s), or `nil` when the object holds no level: a flag without its level is not
+    /// kept, as with a decoded advertisement. A flag of the wrong type rejects the report.
     private static func parseBattery(_ fields: JSONFields, _ range: Range<Int>) throws(TelemetryRejection) -> Battery? {
         var members: [(String, JSONScanner.Value)] = []
         fields.scanner.forEachMember(ofObject: range) { key, value in members.append((fields.scanner.string(key), value)) }
@@ -182,12 +182,22 @@ public enum AccessoryReportParser {
                 default: levels.chargingCase = whole
                 }
             case "charging", "left_charging", "right_charging", "case_charging":
-                _ = try fields.bool(value, field)
+                let charging = try fields.bool(value, field)
+                switch key {
+                case "charging": levels.charging = charging
+                case "left_charging": levels.leftCharging = charging
+                case "right_charging": levels.rightCharging = charging
+                default: levels.caseCharging = charging
+                }
             default: break
             }
         }
-        guard levels.main != nil || levels.left != nil || levels.right != nil || levels.chargingCase != nil else { return nil }
-        return levels
+        // A flag goes with its level, as a decoded advertisement's do: one without is not kept.
+        if levels.main == nil { levels.charging = nil }
+        if levels.left == nil { levels.leftCharging = nil }
+        if levels.right == nil { levels.rightCharging = nil }
+        if levels.chargingCase == nil { levels.caseCharging = nil }
+        return levels.hasLevel ? levels : nil
     }
 
     /// A percentage 0...100 rounded half up to the whole percent the contract publishes.

@@ -62,4 +62,18 @@ public struct Advertisement: Hashable, Sendable {
     public var appleProximityPairing: AppleProximityPairing? {
         manufacturerData.lazy.compactMap { try? AppleProximityPairing(manufacturerData: $0) }.first
     }
+
+    /// Why the advertisement's Apple proximity-pairing message is refused, when it has one that
+    /// is (``AppleProximityPairing/Malformation``); `nil` when it has none or a decodable one.
+    public var proximityPairingMalformation: AppleProximityPairing.Malformation? {
+        for data in manufacturerData where data.companyIdentifier == AppleProximityPairing.appleCompanyIdentifier {
+            // The checks alone, without decoding: this runs for every advertisement.
+            do throws(AppleProximityPairing.DecodingError) {
+                _ = try AppleProximityPairing.message(in: data.payload)
+            } catch {
+                if case .malformed(let malformation) = error { return malformation }
+            }
+        }
+        return nil
+    }
 }

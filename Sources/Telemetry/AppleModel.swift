@@ -18,6 +18,16 @@ public struct AppleModel: Hashable, Sendable {
         case none
     }
 
+    /// Which batteries the model has, so which parts its advertisement's nibbles are.
+    public enum Batteries: String, Hashable, Sendable {
+        /// Two buds and a case: `left`, `right`, `case`, each with its charging flag.
+        case pods
+        /// One battery (headphones, neckband and wired-together earphones): `main` and
+        /// `charging`, read from the broadcasting ("primary") side's nibble and charging bit,
+        /// whichever side status bit 0x20 says that is; never left, right or case (household.md).
+        case single
+    }
+
     /// How sure the sources are about a quirk.
     public enum Confidence: String, Hashable, Sendable {
         /// Stated by the decoder's code and tests, or by Apple.
@@ -50,14 +60,19 @@ public struct AppleModel: Hashable, Sendable {
     /// Earbuds, on-ear or over-ear headphones.
     public var hardware: HardwareType
     public var wearSensor: WearSensor
+    public var batteries: Batteries
     public var quirks: [Quirk]
 
     /// Creates a model.
-    public init(_ id: UInt16, _ name: String, _ hardware: HardwareType, wear: WearSensor = .inEarBits, quirks: [Quirk] = []) {
+    public init(
+        _ id: UInt16, _ name: String, _ hardware: HardwareType, wear: WearSensor = .inEarBits, batteries: Batteries = .pods,
+        quirks: [Quirk] = []
+    ) {
         self.id = id
         self.name = name
         self.hardware = hardware
         self.wearSensor = wear
+        self.batteries = batteries
         self.quirks = quirks
     }
 

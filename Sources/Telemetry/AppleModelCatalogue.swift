@@ -9,7 +9,10 @@ import AccessoryKit
 ///   big-endian as the bytes appear, so its 0x0E20 is our 0x200E; and each model's `isBeingWorn`);
 ///   its issues #106 (AirPods Max: bit 0x20 is the wear flag, fixed in #108) and #548
 ///   (AirPods Max 2: bit 0x20 always set, the earcups' bits 0x02/0x08 instead, some phones
-///   seeing only one of them); its commit 6c37945 (only the primary bud's ear detection).
+///   seeing only one of them); its commit 6c37945 (only the primary bud's ear detection);
+///   `SingleApplePods` and the models built on it (which models have one battery: AirPods Max,
+///   the Beats headphones, Beats Flex and X, Powerbeats 3 and 4; Studio Buds and Solo Buds have
+///   two buds and a case, `DualApplePods`).
 /// - TheengsDecoder (github.com/theengs/decoder, `APPLEAIRPODS_json.h`), whose lookup of
 ///   0x2002, 0x200E, 0x2014, 0x2003, 0x2005 and 0x2006 agrees.
 /// - furiousMAC "continuity" and OpenPods for the message layout (``AppleProximityPairing``).
@@ -36,33 +39,33 @@ public enum AppleModelCatalogue {
         AppleModel(0x2024, "AirPods Pro (2nd generation, USB-C)", .inEarBud, quirks: [primaryBudOnly]),
         AppleModel(0x2027, "AirPods Pro 3", .inEarBud, quirks: [primaryBudOnly]),
         AppleModel(
-            0x200A, "AirPods Max", .overEarHeadphone, wear: .statusBit5,
+            0x200A, "AirPods Max", .overEarHeadphone, wear: .statusBit5, batteries: .single,
             quirks: [.init("worn is status bit 0x20, not the earbuds' bits", confidence: .high, source: "CAPod issue #106, PR #108")]),
         AppleModel(
-            0x201F, "AirPods Max (USB-C)", .overEarHeadphone, wear: .statusBit5,
+            0x201F, "AirPods Max (USB-C)", .overEarHeadphone, wear: .statusBit5, batteries: .single,
             quirks: [.init("worn is status bit 0x20, as on the first AirPods Max", confidence: .medium, source: "CAPod AirPodsMaxUsbc.kt")]),
         AppleModel(
-            0x202D, "AirPods Max 2", .overEarHeadphone,
+            0x202D, "AirPods Max 2", .overEarHeadphone, batteries: .single,
             quirks: [
                 .init(
                     "bit 0x20 is always set; each earcup's bit (0x02, 0x08) says worn, and some receivers see only one",
                     confidence: .medium, source: "CAPod issue #548")
             ]),
-        AppleModel(0x2003, "Powerbeats3", .inEarBud, wear: .none, quirks: [noWearSensor]),
-        AppleModel(0x200D, "Powerbeats4", .inEarBud, wear: .none, quirks: [noWearSensor]),
+        AppleModel(0x2003, "Powerbeats3", .inEarBud, wear: .none, batteries: .single, quirks: [noWearSensor]),
+        AppleModel(0x200D, "Powerbeats4", .inEarBud, wear: .none, batteries: .single, quirks: [noWearSensor]),
         AppleModel(0x200B, "Powerbeats Pro", .inEarBud),
         AppleModel(0x201D, "Powerbeats Pro 2", .inEarBud),
-        AppleModel(0x2005, "BeatsX", .inEarBud, wear: .none, quirks: [noWearSensor]),
-        AppleModel(0x2010, "Beats Flex", .inEarBud, wear: .none, quirks: [noWearSensor]),
+        AppleModel(0x2005, "BeatsX", .inEarBud, wear: .none, batteries: .single, quirks: [noWearSensor]),
+        AppleModel(0x2010, "Beats Flex", .inEarBud, wear: .none, batteries: .single, quirks: [noWearSensor]),
         AppleModel(0x2012, "Beats Fit Pro", .inEarBud),
         AppleModel(0x2011, "Beats Studio Buds", .inEarBud, wear: .none, quirks: [noWearSensor]),
         AppleModel(0x2016, "Beats Studio Buds +", .inEarBud, wear: .none, quirks: [noWearSensor]),
         AppleModel(0x2026, "Beats Solo Buds", .inEarBud, wear: .none, quirks: [noWearSensor]),
-        AppleModel(0x2006, "Beats Solo3", .onEarHeadphone, wear: .none, quirks: [noWearSensor]),
-        AppleModel(0x200C, "Beats Solo Pro", .onEarHeadphone, wear: .none, quirks: [noWearSensor]),
-        AppleModel(0x2025, "Beats Solo 4", .onEarHeadphone, wear: .none, quirks: [noWearSensor]),
-        AppleModel(0x2009, "Beats Studio3", .overEarHeadphone, wear: .none, quirks: [noWearSensor]),
-        AppleModel(0x2017, "Beats Studio Pro", .overEarHeadphone, wear: .none, quirks: [noWearSensor]),
+        AppleModel(0x2006, "Beats Solo3", .onEarHeadphone, wear: .none, batteries: .single, quirks: [noWearSensor]),
+        AppleModel(0x200C, "Beats Solo Pro", .onEarHeadphone, wear: .none, batteries: .single, quirks: [noWearSensor]),
+        AppleModel(0x2025, "Beats Solo 4", .onEarHeadphone, wear: .none, batteries: .single, quirks: [noWearSensor]),
+        AppleModel(0x2009, "Beats Studio3", .overEarHeadphone, wear: .none, batteries: .single, quirks: [noWearSensor]),
+        AppleModel(0x2017, "Beats Studio Pro", .overEarHeadphone, wear: .none, batteries: .single, quirks: [noWearSensor]),
     ]
 
     private static let byID: [UInt16: AppleModel] = Dictionary(models.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })

@@ -13,12 +13,18 @@ import AccessoryKit
 ///   device colour (1), 0x00 (1), encrypted payload (16).
 /// - OpenPods (github.com/adolfintel/OpenPods, its `PodsService`), which decodes the same bytes as
 ///   hex characters: status bit 0x20 tells whether the broadcasting bud is the left one ("flip"),
-///   which swaps the battery nibbles, the in-ear bits 0x02/0x08 and the charging bits 0x01/0x02;
+///   which swaps the battery nibbles, the in-ear bits 0x02/0x08 and the charging bits 0x01/0x02
+///   (CAPod's `DualApplePods` swaps the in-ear bits once more when the broadcasting bud is in the
+///   case, bit 0x40);
 ///   battery nibbles are tenths (0...10, 15 = unknown); charging-nibble bit 0x04 is the case.
 /// - Hexway "apple_bleee" and the AirPodsDesktop project, which name further status bits: 0x04 both
 ///   buds in the case, 0x40 broadcasting bud in the case; and read lid-byte bit 0x08 as "lid
 ///   closed". These last bits are the least corroborated, so ``leftInCase``/``rightInCase`` and
 ///   ``lidOpen`` are optional and only set when those bits say something definite.
+///
+/// A message public decoders refuse, or whose bytes contradict themselves, is refused
+/// (``Malformation``) rather than decoded: the gateway parsers reject the advertisement, counted
+/// with the reason. Batteries are laid out by model (``battery``, ``AppleModel/Batteries``).
 public struct AppleProximityPairing: Hashable, Sendable {
     /// Why manufacturer data is not a decodable proximity-pairing message.
     public enum DecodingError: Error, Hashable, Sendable {
@@ -28,7 +34,42 @@ public struct AppleProximityPairing: Hashable, Sendable {
         case notProximityPairing(UInt8?)
         /// A type 0x07 message too short for the status fields.
         case truncated(Int)
+        /// A type 0x07 message that public decoders refuse, or whose bytes contradict
+        /// themselves: refused, and counted with the reason (``Malformation``).
+        case malformed(Malformation)
     }
+
+    /// Why a proximity-pairing message is refused rather than decoded.
+    public enum Malformation: String, Error, Hashable, Sendable, CaseIterable, CustomStringConvertible {
+        /// Length byte 0x13: the shorter message of counterfeit AirPods (CAPod decodes it only as
+        /// "fake AirPods"; its battery and status bytes do not follow Apple's layout).
+        case counterfeit
+        /// A first byte other than 0x01: not the plaintext status (CAPod #603: AirPods send prefix
+        /// 0x07 frames from their identity address on connect, whose other bytes are not status).
+        case prefix
+        /// The message ends before its length byte says.
+        case shorterThanLength
+        /// Bytes follow the message that are no whole Continuity message: the data is longer
+        /// than the length byte says.
+        case longerThanLength
+        /// A battery nibble of 11...14: neither tenths (0...10) nor "unknown" (15).
+        case nibbleOutOfRange
+
+        public var description: String {
+            switch self {
+            case .counterfeit: "length byte 0x13 (counterfeit AirPods)"
+            case .prefix: "prefix other than 0x01 (not a status message)"
+            case .shorterThanLength: "message shorter than its length byte"
+            case .longerThanLength: "data longer than the message's length byte"
+            case .nibbleOutOfRange: "battery nibble out of range (11...14)"
+            }
+        }
+    }
+
+    /// The length byte of counterfeit AirPods' messages.
+    static let counterfeitLength: UInt8 = 0x13
+    /// The first byte of every plaintext status message.
+    static let statusPrefix: UInt8 = 0x01
 
     /// Apple's Bluetooth SIG company identifier.
     public static let appleCompanyIdentifier: UInt16 = 0x004C
@@ -45,10 +86,15 @@ public struct AppleProximityPairing: Hashable, Sendable {
     public var leftInCase: Bool?
     public var rightInCase: Bool?
     /// Battery levels in whole percent, in steps of 10 (the nibble is tenths); `nil` when
-    /// reported as unknown (nibble 15).
+    /// reported as unknown (nibble 15). These read the nibbles as earbuds'; a single-battery
+    /// model's one level is ``primaryBattery`` (``battery`` picks by model).
     public var leftBattery: Int?
     public var rightBattery: Int?
     public var caseBattery: Int?
+    /// The broadcasting ("primary") side's level and charging bit: the low battery nibble and
+    /// charging bit 0x01, whichever side status bit 0x20 says broadcasts.
+    public var primaryBattery: Int?
+    public var primaryCharging: Bool
     /// Charging flags.
     public var leftCharging: Bool
     public var rightCharging: Bool
@@ -74,18 +120,7 @@ public struct AppleProximityPairing: Hashable, Sendable {
             throw .notApple(manufacturerData.companyIdentifier)
         }
         let payload = manufacturerData.payload
-        // Walk the Continuity type/length/value messages; one advertisement may carry several.
-        var index = 0
-        var message: ArraySlice<UInt8>?
-        while index + 1 < payload.count {
-            let type = payload[index], length = Int(payload[index + 1])
-            let end = min(index + 2 + length, payload.count)
-            if type == Self.messageType { message = payload[(index + 2)..<end]; break }
-            index = index + 2 + length
-        }
-        guard let message else { throw .notProximityPairing(payload.first) }
-        // prefix, model (2), status, battery, charging/case, lid: 7 bytes are needed.
-        guard message.count >= 7 else { throw .truncated(message.count) }
+        let message = payload[try Self.message(in: payload)]
         // Read in place, offsets from the message's start (no copy of it: this runs for every sighting).
         let start = message.startIndex
         func byte(_ offset: Int) -> UInt8 { message[start + offset] }
@@ -99,8 +134,12 @@ public struct AppleProximityPairing: Hashable, Sendable {
         // The broadcasting ("primary") bud's fields come first: low battery nibble, in-ear 0x02,
         // charging bit 0x01. Bit 0x20 says whether the broadcasting bud is the left one.
         let primaryIsLeft = status & 0x20 != 0
-        let primaryInEar = status & 0x02 != 0, secondaryInEar = status & 0x08 != 0
         let bothInCase = status & 0x04 != 0, primaryInCase = status & 0x40 != 0
+        // A bud broadcasting from the case cannot be in an ear: its in-ear bits are swapped, 0x02
+        // being the other bud's (CAPod's DualApplePods flips them again on bit 0x40, and its
+        // tests of buds in the case assert it; the levels and charging bits are not swapped).
+        let primaryInEar = status & (primaryInCase ? 0x08 : 0x02) != 0
+        let secondaryInEar = status & (primaryInCase ? 0x02 : 0x08) != 0
         let primaryBattery = Self.level(battery & 0x0F), secondaryBattery = Self.level(battery >> 4)
         let primaryCharging = charging & 0x01 != 0, secondaryCharging = charging & 0x02 != 0
         let primaryCaseState: Bool? = bothInCase || primaryInCase ? true : (primaryInEar ? false : nil)
@@ -114,21 +153,77 @@ public struct AppleProximityPairing: Hashable, Sendable {
         rightBattery = primaryIsLeft ? secondaryBattery : primaryBattery
         leftCharging = primaryIsLeft ? primaryCharging : secondaryCharging
         rightCharging = primaryIsLeft ? secondaryCharging : primaryCharging
+        self.primaryBattery = primaryBattery
+        self.primaryCharging = primaryCharging
         caseBattery = Self.level(caseNibble)
         caseCharging = charging & 0x04 != 0
         lidOpen = primaryInCase || bothInCase ? lidByte & 0x08 == 0 : nil
     }
 
-    /// A nibble of tenths; 15 (and anything above 10) means unknown / not connected.
+    /// Where the proximity-pairing message's bytes (after its type and length) are in `payload`,
+    /// Apple's manufacturer data after the company identifier, once they are checked: whole, no
+    /// stray bytes after them, not counterfeit, long enough for the status fields, prefix 0x01,
+    /// battery nibbles tenths or unknown. Building no value, it is also what the gateway
+    /// parsers' refusal asks (``Advertisement/proximityPairingMalformation``).
+    /// - Throws: ``DecodingError`` when there is no such message or it is refused.
+    static func message(in payload: [UInt8]) throws(DecodingError) -> Range<Int> {
+        // Walk the Continuity type/length/value messages; one advertisement may carry several.
+        var index = 0
+        var found: Range<Int>?
+        while index + 1 < payload.count {
+            let type = payload[index], end = index + 2 + Int(payload[index + 1])
+            if type == messageType {
+                guard end <= payload.count else { throw .malformed(.shorterThanLength) }
+                found = (index + 2)..<end
+                index = end
+                break
+            }
+            index = end
+        }
+        guard let message = found else { throw .notProximityPairing(payload.first) }
+        // What follows must be whole messages: anything else makes the data longer than it says.
+        while index < payload.count {
+            guard index + 1 < payload.count, index + 2 + Int(payload[index + 1]) <= payload.count else {
+                throw .malformed(.longerThanLength)
+            }
+            index += 2 + Int(payload[index + 1])
+        }
+        guard payload[message.lowerBound - 1] != counterfeitLength else { throw .malformed(.counterfeit) }
+        // prefix, model (2), status, battery, charging/case, lid: 7 bytes are needed.
+        guard message.count >= 7 else { throw .truncated(message.count) }
+        let start = message.lowerBound
+        guard payload[start] == statusPrefix else { throw .malformed(.prefix) }
+        let battery = payload[start + 4], caseNibble = payload[start + 5] & 0x0F
+        guard isLevel(battery & 0x0F), isLevel(battery >> 4), isLevel(caseNibble) else { throw .malformed(.nibbleOutOfRange) }
+        return message
+    }
+
+    /// Whether a battery nibble is tenths (0...10) or "unknown" (15).
+    private static func isLevel(_ nibble: UInt8) -> Bool { nibble <= 10 || nibble == 15 }
+
+    /// A nibble of tenths; 15 means unknown / not connected (11...14 were refused).
     private static func level(_ nibble: UInt8) -> Int? {
         nibble <= 10 ? Int(nibble) * 10 : nil
     }
 
-    /// The levels as the engine's battery (charging flags stay here: the contract does not
-    /// publish them); `nil` when no level is known.
-    public var battery: Battery? {
-        guard leftBattery != nil || rightBattery != nil || caseBattery != nil else { return nil }
-        return Battery(left: leftBattery, right: rightBattery, chargingCase: caseBattery)
+    /// The levels as the engine's battery, laid out as the model's ``AppleModel/batteries``
+    /// say (an unknown model as earbuds), each known level with its charging flag; an unknown
+    /// level (nibble 15) omits its key and its flag. `nil` when no level is known.
+    public var battery: Battery? { battery(knownModel?.batteries ?? .pods) }
+
+    /// The levels as `layout` lays them out (``battery``).
+    public func battery(_ layout: AppleModel.Batteries) -> Battery? {
+        let battery: Battery
+        switch layout {
+        case .single:
+            battery = Battery(main: primaryBattery, charging: primaryBattery.map { _ in primaryCharging })
+        case .pods:
+            battery = Battery(
+                left: leftBattery, right: rightBattery, chargingCase: caseBattery,
+                leftCharging: leftBattery.map { _ in leftCharging }, rightCharging: rightBattery.map { _ in rightCharging },
+                caseCharging: caseBattery.map { _ in caseCharging })
+        }
+        return battery.hasLevel ? battery : nil
     }
 
     /// The model, when ``AppleModelCatalogue`` knows it.

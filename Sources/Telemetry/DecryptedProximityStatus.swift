@@ -17,12 +17,16 @@ public struct DecryptedProximityStatus: Hashable, Sendable {
     public var leftCharging: Bool?
     public var rightCharging: Bool?
     public var caseCharging: Bool?
+    /// Whether the broadcasting side (plaintext byte 1) is the left one (status bit 0x20): a
+    /// single-battery model's one level is that side's.
+    public var primaryIsLeft: Bool
 
     /// Creates a status from levels in whole percent and charging flags.
     public init(
         leftBattery: Int? = nil, rightBattery: Int? = nil, caseBattery: Int? = nil,
-        leftCharging: Bool? = nil, rightCharging: Bool? = nil, caseCharging: Bool? = nil
+        leftCharging: Bool? = nil, rightCharging: Bool? = nil, caseCharging: Bool? = nil, primaryIsLeft: Bool = true
     ) {
+        self.primaryIsLeft = primaryIsLeft
         self.leftBattery = leftBattery
         self.rightBattery = rightBattery
         self.caseBattery = caseBattery
@@ -31,11 +35,23 @@ public struct DecryptedProximityStatus: Hashable, Sendable {
         self.caseCharging = caseCharging
     }
 
-    /// The levels as the engine's battery, as ``AppleProximityPairing/battery`` builds it from the
-    /// clear 10 % levels (charging flags stay here: the contract does not publish them); `nil`
-    /// when no level is known.
-    public var battery: Battery? {
-        guard leftBattery != nil || rightBattery != nil || caseBattery != nil else { return nil }
-        return Battery(left: leftBattery, right: rightBattery, chargingCase: caseBattery)
+    /// The levels as the engine's battery, laid out and flagged as
+    /// ``AppleProximityPairing/battery(_:)`` lays out the clear 10 % levels (a single battery is
+    /// the broadcasting side's); `nil` when no level is known.
+    public func battery(_ layout: AppleModel.Batteries) -> Battery? {
+        let battery: Battery
+        switch layout {
+        case .single:
+            battery = Battery(
+                main: primaryIsLeft ? leftBattery : rightBattery, charging: primaryIsLeft ? leftCharging : rightCharging)
+        case .pods:
+            battery = Battery(
+                left: leftBattery, right: rightBattery, chargingCase: caseBattery, leftCharging: leftCharging,
+                rightCharging: rightCharging, caseCharging: caseCharging)
+        }
+        return battery.hasLevel ? battery : nil
     }
+
+    /// The levels laid out as earbuds' (``battery(_:)``).
+    public var battery: Battery? { battery(.pods) }
 }

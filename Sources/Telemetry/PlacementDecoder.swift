@@ -86,11 +86,11 @@ public enum PlacementDecoder: Hashable, Sendable {
             if let model = pairing.knownModel {
                 let placement = model.placement(pairing)
                 return AdvertisementSighting.Decoded(
-                    worn: placement?.isWorn, placement: placement, battery: pairing.battery, model: model.name,
+                    worn: placement?.isWorn, placement: placement, battery: pairing.battery(model.batteries), model: model.name,
                     wearSensor: model.wearSensor != .none)
             }
             var decoded = Self.reading(worn: pairing.leftInEar || pairing.rightInEar, hardware: hardware)
-            decoded.battery = pairing.battery
+            decoded.battery = pairing.battery(.pods)
             return decoded
         case .rule(let rule):
             return rule.worn(in: advertisement).map { Self.reading(worn: $0, hardware: hardware) }

@@ -47,7 +47,8 @@ import CCrypto
 ///   capod and LibrePods check nothing. The sources disagree, so no fixed byte is checked.
 /// - Levels 101...126: the sources ignore them as unknown; here they make the payload inconsistent.
 /// - Single-battery accessories (AirPods Max, Beats headphones): capod reads byte 1 alone and asked
-///   owners to confirm (capod issue #290); here byte 1 maps like a bud, as the clear nibbles do.
+///   owners to confirm (capod issue #290); here too byte 1, the broadcasting side's, is the one
+///   level (`main`), as the clear primary nibble is.
 extension AppleProximityPairing {
     /// Bit 0x80 of a level byte: charging.
     private static let chargingBit: UInt8 = 0x80
@@ -83,7 +84,8 @@ extension AppleProximityPairing {
         else { return nil }
         return DecryptedProximityStatus(
             leftBattery: left.level, rightBattery: right.level, caseBattery: chargingCase.level,
-            leftCharging: left.charging, rightCharging: right.charging, caseCharging: chargingCase.charging)
+            leftCharging: left.charging, rightCharging: right.charging, caseCharging: chargingCase.charging,
+            primaryIsLeft: primaryIsLeft)
     }
 
     /// One level byte. The outer `nil` is an impossible level (101...126); an unknown level gives

@@ -62,6 +62,7 @@ extension TelemetryParser {
             // Service data without its UUID cannot be attributed to a service, so it is dropped.
             if let data { advertisement.serviceData = [ServiceData(uuid: uuid, data: data)] }
         }
+        try refuseMalformedProximityPairing(advertisement, field: "manufacturerdata")
         return .advertisement(advertisement)
     }
 

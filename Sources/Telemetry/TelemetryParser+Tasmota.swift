@@ -48,6 +48,7 @@ extension TelemetryParser {
         advertisement.manufacturerData = data.manufacturerData
         advertisement.serviceData = data.serviceData
         advertisement.serviceUUIDs = data.serviceUUIDs
+        try refuseMalformedProximityPairing(advertisement, field: "p")
         return .advertisement(advertisement)
     }
 }

@@ -75,6 +75,15 @@ public struct TelemetryParser: Hashable, Sendable {
         }
     }
 
+    /// Refuses an advertisement whose proximity-pairing message public decoders refuse, or that
+    /// contradicts itself: the message as a whole, so nothing of it is published
+    /// (docs/telemetry.md, "Refused frames"). Called by the parsers of formats that carry
+    /// manufacturer data, on the advertisement before it is wrapped (no copy of it).
+    static func refuseMalformedProximityPairing(_ advertisement: Advertisement, field: String) throws(TelemetryRejection) {
+        guard let malformation = advertisement.proximityPairingMalformation else { return }
+        throw TelemetryRejection(.invalidProximityPairing, "Apple proximity pairing refused: \(malformation)", field: field)
+    }
+
     /// Whether a topic belongs to this gateway (its telemetry or status pattern matches), so a
     /// bridge with several gateways can pick the parser for a message.
     public func handles(topic: String) -> Bool {

@@ -216,7 +216,7 @@ enum IdentityBenchmark {
         let topic = "home/gw\(publisher)/BTtoMQTT/" + String(decoding: mac, as: UTF8.self)
         var payload = Array(#"{"id":""#.utf8)
         payload.append(contentsOf: id)
-        payload.append(contentsOf: #"","rssi":-71,"manufacturerdata":"4c000719010e2000f58f0100"}"#.utf8)
+        payload.append(contentsOf: #"","rssi":-71,"manufacturerdata":"4c000719010e2000f58f01000000000000000000000000000000000000"}"#.utf8)
         return (topic, payload)
     }
 

@@ -196,6 +196,32 @@ struct EngineTelemetryTests {
         #expect(harness.engine.status(of: b)?.worn == false)
     }
 
+    @Test("a decoded battery without the case level keeps the earlier one; unavailability drops it (household.md)")
+    func caseLevelKeptBetweenFrames() {
+        var harness = Harness()
+        harness.pairAndRegister(a, buds, primary: phone)
+        let inCase = Battery(left: 80, right: 70, chargingCase: 50, leftCharging: true, rightCharging: false, caseCharging: true)
+        harness.send(.sighting(Fixtures.sighting(a, for: buds, decoded: .init(battery: inCase))))
+        #expect(harness.engine.status(of: a)?.battery == inCase)
+        // The other bud broadcasts: no case level in its frame.
+        harness.send(
+            .sighting(
+                Fixtures.sighting(
+                    a, for: buds, decoded: .init(battery: Battery(left: 80, right: 60, leftCharging: false, rightCharging: false)))))
+        #expect(
+            harness.engine.status(of: a)?.battery
+                == Battery(left: 80, right: 60, chargingCase: 50, leftCharging: false, rightCharging: false, caseCharging: true))
+        // A newer case level wins.
+        harness.send(.sighting(Fixtures.sighting(a, for: buds, decoded: .init(battery: Battery(chargingCase: 40, caseCharging: false)))))
+        #expect(harness.engine.status(of: a)?.battery == Battery(chargingCase: 40, caseCharging: false))
+        // Not heard for the availability timeout: the case level goes, the rest stays.
+        harness.send(.sighting(Fixtures.sighting(a, for: buds, decoded: .init(battery: Battery(left: 90, leftCharging: false)))))
+        let timeout = harness.engine.configuration.switching.availabilityTimeoutSeconds * 1000
+        harness.advance(Int64(timeout) + 1_000)
+        #expect(harness.engine.status(of: a)?.available == false)
+        #expect(harness.engine.status(of: a)?.battery == Battery(left: 90, leftCharging: false))
+    }
+
     @Test func sightingOfAKnownAccessoryUpdatesSignalWithoutPublishing() {
         var harness = Harness()
         harness.pairAndRegister(a, buds)

@@ -192,7 +192,7 @@ struct FastPairFlowTests {
         let apple = #","manufacturerdata":"4c000719010e2022f58f00000a7d9fff27234873d4305e0fed1b39e2b8""#
         let outcome = Self.ingest(&ingest, Fixture.airPods, serviceData: "00400a0b0c0d21c35a3355e47f", extra: apple)
         let decoded = try #require(Self.sighting(outcome)?.decoded)
-        #expect(decoded.battery == Battery(left: 50))
+        #expect(decoded.battery == Battery(left: 50, leftCharging: false))
         #expect(decoded.placement == .inEar)
     }
 

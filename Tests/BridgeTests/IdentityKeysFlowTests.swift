@@ -248,7 +248,10 @@ struct IdentityKeysFlowTests {
             let own = try Self.encryptedAdvertisement(from: Fixture.airPods, plaintext: plaintext, key: encryptionKey)
             try await observer.publish(own.topic, own.payload)
             let state = await observer.waitFor(Self.airPodsState) { $0["battery"]?["left"] == 53 }
-            #expect(state?["battery"] == ["left": 53, "right": 63, "case": 100])
+            #expect(
+                state?["battery"] == [
+                    "left": 53, "right": 63, "case": 100, "left_charging": false, "right_charging": false, "case_charging": false,
+                ])
 
             // A resolvable address of the accessory's IRK, but a payload encrypted with another key.
             // (Garbage passes the check by chance about one time in ten when only one clear level

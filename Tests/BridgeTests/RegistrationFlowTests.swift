@@ -187,7 +187,7 @@ struct RegistrationFlowTests {
             #expect(registered["status"] == "ok")
             // Beats Solo3 (model 0x2006): status 0x22 would be "in an ear" for earbuds, but
             // this model has no wear sensor.
-            let solo3 = "4c0007190106202285060000" + String(repeating: "00", count: 16)
+            let solo3 = "4c000719010620228506000000" + String(repeating: "00", count: 16)
             try await observer.publish(
                 "home/gw1/BTtoMQTT/A1B2C3D4E5F6", #"{"id":"\#(Fixture.airPods)","manufacturerdata":"\#(solo3)","rssi":-50}"#)
             let state = await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["capabilities"] == ["audioSwitching"] }

@@ -50,7 +50,8 @@ private typealias F = HomeAssistantFixtures
         #expect(
             F.componentIDs(payload) == [
                 "placement", "worn", "primary_source", "secondary_source", "routes", "decision", "registration",
-                "battery_left", "battery_right", "battery_case", "rssi", "room", "address", "identity", "last_error",
+                "battery_left", "battery_left_charging", "battery_right", "battery_right_charging", "battery_case",
+                "battery_case_charging", "rssi", "room", "address", "identity", "last_error",
                 // The controls (HomeAssistantControlsTests): every one a request of the request API.
                 "name", "remove", "register", "invalidate", "preferred_source", "home_source_address", "alias", "lookalike",
                 "reattach", "irk", "encryption_key",
@@ -131,8 +132,8 @@ private typealias F = HomeAssistantFixtures
         let (_, payload) = F.discovery.accessoryDevice(F.switchingOnlyStatus)
         #expect(
             F.componentIDs(payload) == [
-                "primary_source", "secondary_source", "routes", "decision", "registration", "battery", "rssi", "room", "address",
-                "identity", "last_error",
+                "primary_source", "secondary_source", "routes", "decision", "registration", "battery", "battery_charging", "rssi",
+                "room", "address", "identity", "last_error",
                 // No model decoded and no look-alikes: no re-attach controls.
                 "name", "remove", "register", "invalidate", "preferred_source", "home_source_address", "alias", "irk",
                 "encryption_key",

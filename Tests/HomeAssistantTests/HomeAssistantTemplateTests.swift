@@ -78,6 +78,9 @@ struct HomeAssistantTemplateTests {
         return result
     }
 
+    /// A charging binary sensor's state: ON, OFF, or None (unknown) without a flag.
+    static func onOff(_ flag: Bool?) -> String { flag.map { $0 ? "ON" : "OFF" } ?? "None" }
+
     @Test func accessoryTemplatesYieldWhatHomeAssistantAccepts() throws {
         let payloads = Payloads()
         for status in statuses {
@@ -115,6 +118,10 @@ struct HomeAssistantTemplateTests {
                 case "battery_left": expected = status.battery?.left.map(String.init) ?? "None"
                 case "battery_right": expected = status.battery?.right.map(String.init) ?? "None"
                 case "battery_case": expected = status.battery?.chargingCase.map(String.init) ?? "None"
+                case "battery_charging": expected = Self.onOff(status.battery?.charging)
+                case "battery_left_charging": expected = Self.onOff(status.battery?.leftCharging)
+                case "battery_right_charging": expected = Self.onOff(status.battery?.rightCharging)
+                case "battery_case_charging": expected = Self.onOff(status.battery?.caseCharging)
                 case "name": expected = status.accessory.displayName
                 // Write-only: a key is never a state.
                 case "irk", "encryption_key": expected = ""

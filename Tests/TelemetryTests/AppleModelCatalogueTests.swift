@@ -85,7 +85,9 @@ struct AppleModelCatalogueTests {
         #expect(onEar?.model == nil)
         #expect(onEar?.wearSensor == nil, "unknown, not absent")
         #expect(onEar?.placement == .onHead)
-        #expect(onEar?.battery == Battery(left: 50, right: 80, chargingCase: 60))
+        #expect(
+            onEar?.battery
+                == Battery(left: 50, right: 80, chargingCase: 60, leftCharging: false, rightCharging: false, caseCharging: false))
         #expect(Self.decode(model: 0x20FE, status: 0x22, product: .overEarHeadphone)?.placement == .overTheEar)
         #expect(Self.decode(model: 0x20FE, status: 0x00, product: .overEarHeadphone)?.placement == .offHead)
         #expect(AppleModelCatalogue.model(0x20FE) == nil)

@@ -17,7 +17,9 @@ import Testing
         #expect(!status.leftInEar && !status.rightInEar)
         #expect(status.leftInCase == true && status.rightInCase == true)
         #expect(status.leftBattery == 100 && status.rightBattery == 100 && status.caseBattery == 50)
-        #expect(status.battery == Battery(left: 100, right: 100, chargingCase: 50))
+        #expect(
+            status.battery
+                == Battery(left: 100, right: 100, chargingCase: 50, leftCharging: true, rightCharging: true, caseCharging: false))
         // Charging nibble 0xB: broadcasting (right) bud 0x01, other (left) 0x02, case 0x04 clear, 0x08 set.
         #expect(status.leftCharging && status.rightCharging && !status.caseCharging)
         #expect(status.lidOpen == true)
@@ -32,7 +34,7 @@ import Testing
         #expect(status.leftInCase == false)
         #expect(status.rightInCase == nil)
         #expect(status.leftBattery == 50 && status.rightBattery == nil && status.caseBattery == nil)
-        #expect(status.battery == Battery(left: 50))
+        #expect(status.battery == Battery(left: 50, leftCharging: false))
         #expect(status.lidOpen == nil)
         #expect(status.knownModel?.placement(status) == .inEar)
     }
@@ -40,7 +42,7 @@ import Testing
     @Test func flipSwapsTheBuds() throws {
         // Same as above but broadcasting from the right (bit 0x20 clear), with the other bud in an
         // ear (0x08) and battery nibbles right 70 % / left 30 %, left charging (bit 0x02 = other).
-        let status = try Self.decode("4c000719010e200837210000")
+        let status = try Self.decode("4c000719010e2008372100000000000000000000000000000000000000")
         #expect(!status.rightInEar && status.leftInEar)
         #expect(status.rightBattery == 70 && status.leftBattery == 30)
         #expect(status.leftCharging && !status.rightCharging)
@@ -49,7 +51,7 @@ import Testing
     }
 
     @Test func rightBudInEarOnly() throws {
-        let status = try Self.decode("4c000719010e2002aa0000")
+        let status = try Self.decode("4c000719010e2002aa0000000000000000000000000000000000000000")
         #expect(status.rightInEar && !status.leftInEar)
         #expect(status.knownModel?.placement(status) == .inEar)
     }
@@ -59,13 +61,16 @@ import Testing
     }
 
     @Test func proximityPairingAfterAnotherMessage() throws {
-        let status = try Self.decode("4c00100203190719010e2022aa8f00")
+        let status = try Self.decode("4c00100203190719010e2022aa8f00000000000000000000000000000000000000")
         #expect(status.leftInEar)
     }
 
     @Test func otherCompanyAndTruncation() throws {
         #expect(throws: AppleProximityPairing.DecodingError.notApple(0x00DC)) { try Self.decode("dc000719010e2022") }
-        #expect(throws: AppleProximityPairing.DecodingError.truncated(5)) { try Self.decode("4c000719010e202255") }
+        // Shorter than its length byte: refused (it used to decode as truncated); a message whose
+        // length byte says 5 is whole but too short for the status fields.
+        #expect(throws: AppleProximityPairing.DecodingError.malformed(.shorterThanLength)) { try Self.decode("4c000719010e202255") }
+        #expect(throws: AppleProximityPairing.DecodingError.truncated(5)) { try Self.decode("4c000705010e202255") }
         #expect(throws: AppleProximityPairing.DecodingError.notProximityPairing(nil)) { try Self.decode("4c00") }
     }
 }
@@ -116,7 +121,8 @@ import Testing
         #expect(
             PlacementDecoder.appleProximity.decode(advertisement, hardware: .inEarBud)
                 == AdvertisementSighting.Decoded(
-                    worn: true, placement: .inEar, battery: Battery(left: 50), model: "AirPods Pro", wearSensor: true))
+                    worn: true, placement: .inEar, battery: Battery(left: 50, leftCharging: false), model: "AirPods Pro",
+                    wearSensor: true))
         #expect(PlacementDecoder.appleProximity.decode(Self.advertisement(manufacturer: "dc0007"), hardware: .inEarBud) == nil)
         #expect(PlacementDecoder.none.decode(advertisement, hardware: .inEarBud) == nil)
         #expect(

@@ -36,7 +36,9 @@ import Testing
         let pairing = try Self.message(status: 0x20, battery: 0x65, plaintext: Self.plaintext(57, 63, 100))
         let status = try #require(pairing.decrypted(with: Self.key))
         #expect(status.leftBattery == 57 && status.rightBattery == 63 && status.caseBattery == 100)
-        #expect(status.battery == Battery(left: 57, right: 63, chargingCase: 100))
+        #expect(
+            status.battery
+                == Battery(left: 57, right: 63, chargingCase: 100, leftCharging: false, rightCharging: false, caseCharging: false))
     }
 
     @Test("byte 1 is the right bud when status bit 0x20 is clear (the right bud broadcasts)")
@@ -45,6 +47,14 @@ import Testing
         let pairing = try Self.message(status: 0x00, battery: 0x65, plaintext: Self.plaintext(57, 63, 100))
         let status = try #require(pairing.decrypted(with: Self.key))
         #expect(status.rightBattery == 57 && status.leftBattery == 63 && status.caseBattery == 100)
+    }
+
+    @Test("a single battery is byte 1, the broadcasting side's, with its charging bit; flipped or not")
+    func singleBattery() throws {
+        let right = try Self.message(status: 0x00, battery: 0x65, plaintext: Self.plaintext(0x80 | 57, 63, 100))
+        #expect(try #require(right.decrypted(with: Self.key)).battery(.single) == Battery(main: 57, charging: true))
+        let left = try Self.message(status: 0x20, battery: 0x65, plaintext: Self.plaintext(43, 63, 100))
+        #expect(try #require(left.decrypted(with: Self.key)).battery(.single) == Battery(main: 43, charging: false))
     }
 
     @Test("bit 0x80 of a level byte is its charging flag, and is not part of the level")
@@ -111,7 +121,7 @@ import Testing
     func unknownMarker() throws {
         let some = try Self.message(plaintext: Self.plaintext(57, 0x7F, 0xFF)).decrypted(with: Self.key)
         #expect(some == DecryptedProximityStatus(leftBattery: 57, leftCharging: false))
-        #expect(some?.battery == Battery(left: 57))
+        #expect(some?.battery == Battery(left: 57, leftCharging: false))
         let none = try Self.message(plaintext: Self.plaintext(0xFF, 0x7F, 0x7F)).decrypted(with: Self.key)
         #expect(none == DecryptedProximityStatus())
         #expect(none?.battery == nil)

@@ -24,14 +24,14 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
     @Test func fullRawAdvertisement() throws {
         let message = parse(
             .theengs, topic,
-            #"{"id":"a1:b2:c3:d4:e5:f6","mac_type":1,"rssi":-61,"txpower":-8,"name":"Acme","manufacturerdata":"4c000719","servicedatauuid":"0xfe2c","servicedata":"0102","brand":"x","model":"y","distance":1.5,"tempc":[1,{"x":null}]}"#
+            #"{"id":"a1:b2:c3:d4:e5:f6","mac_type":1,"rssi":-61,"txpower":-8,"name":"Acme","manufacturerdata":"4c001019","servicedatauuid":"0xfe2c","servicedata":"0102","brand":"x","model":"y","distance":1.5,"tempc":[1,{"x":null}]}"#
         )
         let ad = try #require(advertisement(message))
         #expect(ad.gateway == "gw1")
         #expect(ad.address.description == "A1:B2:C3:D4:E5:F6")
         #expect(ad.isRandomAddress == true)
         #expect(ad.rssi == -61 && ad.txPower == -8 && ad.name == "Acme")
-        #expect(ad.manufacturerData == [ManufacturerData(companyIdentifier: 0x004C, payload: [0x07, 0x19])])
+        #expect(ad.manufacturerData == [ManufacturerData(companyIdentifier: 0x004C, payload: [0x10, 0x19])])
         #expect(ad.serviceData(for: BluetoothUUID(shortValue: 0xFE2C)) == [1, 2])
         #expect(ad.receivedAt == 42)
     }
@@ -183,7 +183,7 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
 
 @Suite struct TasmotaTests {
     @Test func rawAdvertisement() throws {
-        let p = "020106" + "0302" + "2cfe" + "0509" + "41636d65" + "06ff" + "4c00" + "071901"
+        let p = "020106" + "0302" + "2cfe" + "0509" + "41636d65" + "06ff" + "4c00" + "101901"
         let ad = try #require(
             advertisement(parse(.tasmota, "tele/kitchen/BLE", #"{"details":{"mac":"A1B2C3D4E5F6/1","p":"\#(p)","RSSI":-66}}"#)))
         #expect(ad.gateway == "kitchen" && ad.rssi == -66 && ad.name == "Acme" && ad.flags == 6)
@@ -221,12 +221,12 @@ func advertisement(_ message: TelemetryMessage) -> Advertisement? {
         #expect(report.accessory.topicID == "A1B2C3D4E5F6" && report.gateway == "livingroom")
         let one = try #require(BluetoothAddress("11:22:33:44:55:66")), two = try #require(BluetoothAddress("66:55:44:33:22:11"))
         // The engine's report directly, in a fixed order whatever the payload's; duplicate sources
-        // collapse with their order kept; battery in whole percent (55.5 rounds up), charging not kept.
+        // collapse with their order kept; battery in whole percent (55.5 rounds up) with its charging flag.
         #expect(
             report.changes == [
                 .placement(.onHead), .worn(true, hardware: .onEarHeadphone), .sources([one, two]),
                 .sourceConnected(one), .sourceDisconnected(two), .preferredSource(one), .rssi(-40),
-                .battery(Battery(main: 80, chargingCase: 56)),
+                .battery(Battery(main: 80, chargingCase: 56, charging: true)),
             ])
     }
 

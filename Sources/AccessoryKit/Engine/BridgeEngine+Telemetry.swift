@@ -74,7 +74,9 @@ extension BridgeEngine {
             let (hardware, batteryChanged) = withRecord(
                 id,
                 { record -> (HardwareType, Bool) in
-                    guard let battery = decoded.battery, record.battery != battery else { return (record.hardware, false) }
+                    // A frame without the case level keeps the one an earlier frame gave (household.md).
+                    guard let battery = decoded.battery?.keepingCase(previous: record.battery), record.battery != battery
+                    else { return (record.hardware, false) }
                     record.battery = battery
                     return (record.hardware, true)
                 })
@@ -310,6 +312,9 @@ extension BridgeEngine {
         // Its gateways' averages are as stale as its sources: when it is heard again, the room
         // starts over from the first gateway that hears it.
         records[id]?.room = RoomTracker()
+        // The case level kept from an earlier frame is not kept past the accessory's absence.
+        let battery = records[id]?.battery
+        records[id]?.battery = battery?.withoutCase
         emit(.availabilityChanged(id, available: false))
         markChanged(id)
         clearSources(id, now: now)

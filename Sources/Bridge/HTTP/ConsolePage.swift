@@ -132,7 +132,9 @@ enum ConsolePage {
         function battery(value) {
           if (!value) return "";
           const names = { main: "", left: "L ", right: "R ", case: "case " };
-          return Object.entries(value).map(([key, percent]) => (names[key] || key + " ") + percent + "%").join(", ");
+          const flags = { main: "charging", left: "left_charging", right: "right_charging", case: "case_charging" };
+          return Object.keys(names).filter((key) => typeof value[key] === "number")
+            .map((key) => names[key] + value[key] + "%" + (value[flags[key]] === true ? " charging" : "")).join(", ");
         }
         // What was typed in a row (and an armed Remove) survives the re-rendering of the table.
         function draft(id) { return state.drafts[id] || (state.drafts[id] = { name: "", irk: "", key: "", armed: false }); }

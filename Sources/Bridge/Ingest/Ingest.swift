@@ -260,10 +260,12 @@ struct Ingest {
             // With an encryption key the end of the proximity payload must decrypt consistently
             // (identity.md, Keys); a rotating address whose payload does not is not this
             // accessory's. Its own address stays its own, with the clear 10 % levels.
-            var decrypted: DecryptedProximityStatus?
+            var decrypted: Battery?
             if let key = attributed.advertiser?.keys.encryptionKey, let pairing, pairing.encryptedPayload != nil {
-                decrypted = pairing.decrypted(with: key)
-                if decrypted == nil && attributed.how != .address {
+                // Laid out as the model's batteries are: a single battery is the broadcasting side's.
+                let status = pairing.decrypted(with: key)
+                decrypted = status?.battery(pairing.knownModel?.batteries ?? .pods)
+                if status == nil && attributed.how != .address {
                     let address = advertisement.address
                     attributed = Attribution(address, .address, engine.advertiser(address))
                 }
@@ -279,7 +281,7 @@ struct Ingest {
             sighting.attribution = attribution
             sighting.irkOrder = attributed.irkOrder
             sighting.profile = pairing.map { ProximityProfile(model: $0.model, colour: $0.colour) }
-            if let battery = decrypted?.battery, sighting.decoded != nil { sighting.decoded?.battery = battery }
+            if let battery = decrypted, sighting.decoded != nil { sighting.decoded?.battery = battery }
             if product != nil {
                 readFastPair(advertisement, of: identity, into: &sighting, outcome: &outcome)
             } else if engine.isPickerPresented, let pairing, pairing.modelName != nil {

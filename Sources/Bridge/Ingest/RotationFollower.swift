@@ -45,7 +45,9 @@ struct RotationFollower {
         }
 
         init(_ pairing: AppleProximityPairing) {
-            self.init(model: pairing.model, colour: pairing.colour, battery: pairing.battery)
+            // The nibbles as the earbuds' layout reads them: profiles are only compared for the same
+            // model, so the layout cannot differ between them, and no catalogue lookup is needed.
+            self.init(model: pairing.model, colour: pairing.colour, battery: pairing.battery(.pods))
         }
 
         /// Same model and colour, and every level both know within ``batteryTolerance``.

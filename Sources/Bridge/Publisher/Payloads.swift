@@ -41,6 +41,11 @@ public struct Payloads: Sendable {
         if let left = battery.left { pairs.append(("left", .int(left))) }
         if let right = battery.right { pairs.append(("right", .int(right))) }
         if let chargingCase = battery.chargingCase { pairs.append(("case", .int(chargingCase))) }
+        // The charging flags the telemetry said, each after the levels (household.md).
+        if let charging = battery.charging { pairs.append(("charging", .bool(charging))) }
+        if let charging = battery.leftCharging { pairs.append(("left_charging", .bool(charging))) }
+        if let charging = battery.rightCharging { pairs.append(("right_charging", .bool(charging))) }
+        if let charging = battery.caseCharging { pairs.append(("case_charging", .bool(charging))) }
         return .object(pairs)
     }
 

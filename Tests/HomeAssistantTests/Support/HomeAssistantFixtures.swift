@@ -42,7 +42,8 @@ enum HomeAssistantFixtures {
                 devicePlacement: .inEar, deviceCapabilities: [.audioSwitching, .placement],
                 primaryAudioSourceDeviceIdentifier: phone, secondaryAudioSourceDeviceIdentifier: tv)),
         worn: true, sources: [phone, tv], routes: [phone], available: true, rssi: -61, gateway: "kitchen",
-        battery: Battery(left: 80, right: 75, chargingCase: 40), lastSeen: Timestamp(milliseconds: 1_780_000_000_000),
+        battery: Battery(left: 80, right: 75, chargingCase: 40, leftCharging: true, rightCharging: false),
+        lastSeen: Timestamp(milliseconds: 1_780_000_000_000),
         address: BluetoothAddress(rawValue: 0x4A12_3456_789A), identity: .irk, keys: KeyPresence(irk: true, encryptionKey: false),
         model: "AirPods Pro (2nd generation)", room: "kitchen", homeSources: [phone], alias: BluetoothAddress("A1:B2:C3:D4:E5:AA")!)
 
@@ -56,7 +57,7 @@ enum HomeAssistantFixtures {
     static let switchingOnlyStatus = AccessoryStatus(
         accessory: accessory(basicID, name: "Office headset", product: basic),
         registration: Registration(configuration: .init(deviceCapabilities: [.audioSwitching], primaryAudioSourceDeviceIdentifier: phone)),
-        available: true, rssi: -70, gateway: "office", battery: Battery(main: 55),
+        available: true, rssi: -70, gateway: "office", battery: Battery(main: 55, charging: true),
         // A home source nobody named: the Home source select offers it by address.
         homeSources: [BluetoothAddress("22:33:44:55:66:77")!])
 

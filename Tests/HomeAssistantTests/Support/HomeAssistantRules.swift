@@ -97,7 +97,7 @@ struct HomeAssistantRules {
     static let controlPlatforms: Set<String> = ["button", "select", "switch", "text"]
     static let deviceClasses: [String: Set<String>] = [
         "sensor": ["enum", "battery", "signal_strength", "timestamp", "duration", "temperature", "voltage"],
-        "binary_sensor": ["occupancy", "connectivity", "problem", "presence", "battery", "plug", "running"],
+        "binary_sensor": ["occupancy", "connectivity", "problem", "presence", "battery", "battery_charging", "plug", "running"],
         "event": ["button", "doorbell", "motion"],
         "button": ["identify", "restart", "update"],
         "switch": ["outlet", "switch"],
