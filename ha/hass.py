@@ -171,7 +171,9 @@ class HomeAssistant:
             tokens = await r.json()
         self.token = tokens["access_token"]
         self.refresh_token = tokens["refresh_token"]
-        for step, body in (("core_config", {}), ("analytics", {}),
+        # Not the core_config step: it sets up the weather, radio and text-to-speech integrations
+        # a fresh install gets, which need packages and the network and log errors here.
+        for step, body in (("analytics", {}),
                            ("integration", {"client_id": self.client_id, "redirect_uri": self.client_id})):
             async with self.session.post(self.url + f"/api/onboarding/{step}", json=body, headers=self.headers) as r:
                 if r.status != 200:
@@ -261,8 +263,16 @@ class HomeAssistant:
     async def command(self, message):
         """One websocket command and its result."""
         async with self.ws_lock:
+            # Home Assistant closes a websocket that does not answer its heartbeat pings, and a
+            # client answers them only while it reads: between commands nobody reads this one.
+            if self.ws is None or self.ws.closed:
+                await self.connect_websocket()
             self.ws_id += 1
-            await self.ws.send_json({"id": self.ws_id, **message})
+            try:
+                await self.ws.send_json({"id": self.ws_id, **message})
+            except aiohttp.ClientConnectionResetError:
+                await self.connect_websocket()
+                await self.ws.send_json({"id": self.ws_id, **message})
             while True:
                 answer = await self.ws.receive_json(timeout=60)
                 if answer.get("id") == self.ws_id and answer.get("type") == "result":
