@@ -39,6 +39,9 @@ onboarding:
 automation: !include automations.yaml
 script: !include scripts.yaml
 blueprint:
+# The media player actions the pause and route blueprints call (media_player.media_pause,
+# select_source), on a player whose state the test sets.
+media_player:
 logger:
   default: warning
   logs:

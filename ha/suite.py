@@ -220,6 +220,7 @@ class Suite:
             await self.step("ACL: what Home Assistant's user reads", self.reads())
             await self.step("check_config", self.check_config())
             await self.step("the mqtt logger", self.mqtt_log())
+            await self.step("automation errors", self.automation_log())
         finally:
             heard.cancel()
             await self.hass.close()
@@ -400,13 +401,15 @@ class Suite:
     async def presence(self):
         await self.hass.wait_state("device_tracker.alice_s_airpods", lambda s: s["state"] == "home", what="home")
         self.hearing = False
-        started = time.monotonic()
-        state = await self.hass.wait_state("device_tracker.alice_s_airpods", lambda s: s["state"] == "not_home",
-                                           timeout=AVAILABILITY_S * 4, what="not_home")
-        self.ok(f"presence: not_home {time.monotonic() - started:.0f} s after the last advertisement "
-                f"(switching.availability_timeout_s {AVAILABILITY_S})")
-        self.expect(state["attributes"].get("room") is None, "presence: no room while away")
-        self.hearing = True
+        try:
+            started = time.monotonic()
+            state = await self.hass.wait_state("device_tracker.alice_s_airpods", lambda s: s["state"] == "not_home",
+                                               timeout=AVAILABILITY_S * 4, what="not_home")
+            self.ok(f"presence: not_home {time.monotonic() - started:.0f} s after the last advertisement "
+                    f"(switching.availability_timeout_s {AVAILABILITY_S})")
+            self.expect(state["attributes"].get("room") is None, "presence: no room while away")
+        finally:
+            self.hearing = True
         state = await self.hass.wait_state("device_tracker.alice_s_airpods",
                                            lambda s: s["state"] == "home" and s["attributes"].get("room") == ROOM,
                                            what="home again, in the Kitchen")
@@ -476,13 +479,15 @@ class Suite:
             "wear_entity": "binary_sensor.alice_s_airpods_worn", "media_players": ["media_player.test_tv"]})
         # Taken off: the AirPods advertise both buds in the case.
         self.hearing = False
-        await asyncio.sleep(1.2)
-        self.advertise(ALICE, IN_CASE)
-        await self.hass.wait_state("binary_sensor.alice_s_airpods_worn", lambda s: s["state"] == "off", what="off")
-        await self.wait_call(calls, "media_player", "media_pause",
-                             lambda d: "media_player.test_tv" in json.dumps(d))
-        self.ok("pause_media_when_headphones_off: Worn turns off, media_player.media_pause on the playing player")
-        self.hearing = True
+        try:
+            await asyncio.sleep(1.2)
+            self.advertise(ALICE, IN_CASE)
+            await self.hass.wait_state("binary_sensor.alice_s_airpods_worn", lambda s: s["state"] == "off", what="off")
+            await self.wait_call(calls, "media_player", "media_pause",
+                                 lambda d: "media_player.test_tv" in json.dumps(d))
+            self.ok("pause_media_when_headphones_off: Worn turns off, media_player.media_pause on the playing player")
+        finally:
+            self.hearing = True
         await self.hass.wait_state("binary_sensor.alice_s_airpods_worn", lambda s: s["state"] == "on", what="on again")
 
     async def blueprint_companion(self):
@@ -577,6 +582,12 @@ class Suite:
         clean, output = await asyncio.get_running_loop().run_in_executor(
             None, check_config, self.args.python, self.work / "homeassistant")
         self.expect(clean, "hass --script check_config is clean" + ("" if clean else f":\n{output}"))
+
+    async def automation_log(self):
+        lines = [line for line in self.hass.log_text().splitlines()
+                 if re.match(r"\S+ \S+ (ERROR|CRITICAL) \([^)]*\) \[homeassistant\.components\.(automation|script)", line)]
+        self.expect(not lines, "no automation or script made from the blueprints logged an error"
+                    + ("" if not lines else ":\n" + "\n".join(lines[:20])))
 
     async def mqtt_log(self):
         lines = [line for line in self.hass.log_text().splitlines()
