@@ -82,6 +82,9 @@ struct SimulatedHomeAssistantTests {
         await observer.waitFor(Self.pairing) { $0["candidate"] == .null && $0["name"] == .null }
         #expect(try ha.state(bridge, "pairing_candidate") == "(none)")
 
+        // bridge/info counts it at once (the Accessories sensor reads it there).
+        #expect(await observer.waitFor("aabridge/bridge/info") { $0["accessories"] == 4 } != nil)
+        #expect(try ha.state(bridge, "accessories") == "4")
         // The accessory's device, named as typed, registered (the product auto-registers).
         try #require(await ha.waitForDevice(airPods) { $0["device"]?["name"] == "Kitchen AirPods" } != nil)
         let state = "aabridge/accessory/\(Fixture.advertisementID.replacingOccurrences(of: ":", with: ""))"
@@ -120,6 +123,7 @@ struct SimulatedHomeAssistantTests {
         }
         #expect(cleared)
         #expect(ha.device(airPods) == nil)
+        #expect(await observer.waitFor("aabridge/bridge/info") { $0["accessories"] == 3 } != nil)
 
         // A press Home Assistant still had (the entity before it processed the removal):
         // the request API's error shows on the Last request sensor.
