@@ -213,6 +213,7 @@ class Suite:
             await self.step("keys", self.keys())
             await self.step("home source", self.home_source())
             await self.step("pairing, rename, remove", self.pairing())
+            await self.step("the other controls", self.controls())
             await self.step("presence", self.presence())
             await self.step("automation blueprints", self.automation_blueprints())
             await self.step("script blueprints", self.script_blueprints())
@@ -391,6 +392,65 @@ class Suite:
                     "remove: its entities are gone")
         await self.hass.wait_state("sensor.aabridge_accessories", lambda s: s["state"] == "2", what="2")
         self.ok("remove: 2 accessories again")
+
+    async def controls(self):
+        """Every other control Home Assistant offers, each through its service call, each
+        answered ok on the Last request sensor (behind the ACL: each one's topic is writable)."""
+        async def press(entity, request):
+            before = await self.now_at()
+            await self.hass.call("button", "press", {"entity_id": entity})
+            outcome = await self.last_request(before, request)
+            self.expect(outcome["state"] == "ok", f"{entity}: {request} answered {outcome['state']}")
+
+        async def type_into(entity, value, request):
+            before = await self.now_at()
+            await self.hass.call("text", "set_value", {"entity_id": entity, "value": value})
+            outcome = await self.last_request(before, request)
+            self.expect(outcome["state"] == "ok", f"{entity} = {value!r}: {request} answered {outcome['state']}")
+
+        await press("button.aabridge_show_picker", "picker/show")
+        await self.hass.wait_state("sensor.aabridge_picker", lambda s: s["state"] == "presented", what="presented")
+        await press("button.aabridge_dismiss_picker", "picker/dismiss")
+        await self.hass.wait_state("sensor.aabridge_picker", lambda s: s["state"] == "idle", what="idle")
+        self.ok("Dismiss picker: the picker is idle again")
+
+        await press("button.alice_s_airpods_invalidate_registration", "accessory/invalidate")
+        # AirPods or Beats has auto_register: the bridge registers it again at once.
+        await self.hass.wait_state("sensor.alice_s_airpods_registration", lambda s: s["state"] == "active", what="active")
+        await press("button.alice_s_airpods_register", "accessory/register")
+        await self.hass.wait_state("sensor.alice_s_airpods_registration", lambda s: s["state"] == "active", what="active")
+
+        alias = "A1:B2:C3:D4:E5:00"
+        await type_into("text.alice_s_airpods_alias", alias, "accessory/alias")
+        await self.hass.wait_state("text.alice_s_airpods_alias", lambda s: s["state"] == alias, what=alias)
+        await type_into("text.alice_s_airpods_alias", "", "accessory/alias")
+        await self.hass.wait_state("text.alice_s_airpods_alias", lambda s: s["state"] == "", what="empty")
+        self.ok("Alias: set, shown, removed")
+
+        await type_into("text.alice_s_airpods_home_source_address", PHONE, "accessory/home_sources")
+        await self.hass.wait_state("select.alice_s_airpods_home_source", lambda s: s["state"] == "Alice's iPhone",
+                                   what="Alice's iPhone")
+        await type_into("text.alice_s_airpods_home_source_address", "", "accessory/home_sources")
+        await self.hass.wait_state("select.alice_s_airpods_home_source", lambda s: s["state"] == "(none)", what="(none)")
+        self.ok("Home source address: the select follows it")
+
+        await type_into("text.aabridge_name_a_source", "66:55:44:33:22:11=Bob's TV", "source/name")
+        await self.hass.wait_state("text.aabridge_name_a_source", lambda s: s["state"] == "", what="empty")
+        await self.hass.wait_state("select.alice_s_airpods_home_source", lambda s: "Bob's TV" in s["attributes"]["options"],
+                                   what="Bob's TV as an option")
+        await type_into("text.aabridge_name_a_source", "66:55:44:33:22:11=", "source/name")
+        self.ok("Name a source: the name becomes a Home source option; the text stays empty")
+
+        key = "fedcba9876543210fedcba9876543210"
+        await type_into("text.alice_s_airpods_encryption_key", key, "accessory/keys")
+        await self.hass.wait_state("sensor.alice_s_airpods_address", lambda s: s["attributes"]["encryption_key"] is True,
+                                   what="encryption_key: true")
+        states = await self.hass.states()
+        self.expect(key not in json.dumps(states).lower() and states["text.alice_s_airpods_encryption_key"]["state"] == "",
+                    "the encryption key is set and in no Home Assistant state")
+        await type_into("text.alice_s_airpods_encryption_key", "", "accessory/keys")
+        await self.hass.wait_state("sensor.alice_s_airpods_address", lambda s: s["attributes"]["encryption_key"] is False,
+                                   what="encryption_key: false")
 
     async def device_named(self, name):
         for device in await self.hass.devices():
@@ -574,9 +634,9 @@ class Suite:
         self.expect(any(t == "aabridge/bridge/state" for t in topics), "Home Assistant's user reads bridge/state")
         self.expect(not [t for t in topics if t.startswith(("home/", "espresense/", "tele/", "aabridge/telemetry/"))],
                     "Home Assistant's user reads no gateway telemetry")
-        irk = "0123456789abcdef0123456789abcdef"
-        self.expect(not any(irk in m[1].decode(errors="replace").lower() for m in self.ha_reader.messages),
-                    "Home Assistant's user never received the IRK it sent")
+        for key in ("0123456789abcdef0123456789abcdef", "fedcba9876543210fedcba9876543210"):
+            self.expect(not any(key in m[1].decode(errors="replace").lower() for m in self.ha_reader.messages),
+                        f"Home Assistant's user never received the key it sent ({key[:6]}...)")
 
     async def check_config(self):
         clean, output = await asyncio.get_running_loop().run_in_executor(
