@@ -47,7 +47,8 @@ import Testing
     func pickerTimeout() throws {
         #expect(try ConfigurationTestSupport.load("").homeAssistant.pickerTimeoutSeconds == 120)
         #expect(try ConfigurationTestSupport.load("homeassistant:\n  picker_timeout_s: 300\n").homeAssistant.pickerTimeoutSeconds == 300)
-        #expect(try ConfigurationTestSupport.load("homeassistant:\n  picker_timeout_s: 86400\n").homeAssistant.pickerTimeoutSeconds == 86_400)
+        #expect(
+            try ConfigurationTestSupport.load("homeassistant:\n  picker_timeout_s: 86400\n").homeAssistant.pickerTimeoutSeconds == 86_400)
         let environment = try ConfigurationTestSupport.load("", environment: ["AABRIDGE_HOMEASSISTANT_PICKER_TIMEOUT_S": "90"])
         #expect(environment.homeAssistant.pickerTimeoutSeconds == 90)
         for (value, message) in [

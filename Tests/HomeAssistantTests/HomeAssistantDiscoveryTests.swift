@@ -131,7 +131,8 @@ private typealias F = HomeAssistantFixtures
         let (_, payload) = F.discovery.accessoryDevice(F.switchingOnlyStatus)
         #expect(
             F.componentIDs(payload) == [
-                "primary_source", "secondary_source", "routes", "decision", "registration", "battery", "rssi", "room", "presence", "address",
+                "primary_source", "secondary_source", "routes", "decision", "registration", "battery", "rssi", "room", "presence",
+                "address",
                 "identity", "last_error",
                 "name", "remove", "register", "invalidate", "preferred_source", "home_source_address", "alias", "irk",
                 "encryption_key",
@@ -331,8 +332,13 @@ private typealias F = HomeAssistantFixtures
         #expect(tracker["name"] == .null)
         #expect(tracker["state_topic"] == "aabridge/accessory/A1B2C3D4E5F6")
         // Away, not unavailable, while the accessory is out of range: the bridge alone decides.
-        #expect(tracker["availability"] == [["topic": "aabridge/bridge/state", "value_template": "{{ value_json.state }}",
-            "payload_available": "online", "payload_not_available": "offline"]])
+        #expect(
+            tracker["availability"] == [
+                [
+                    "topic": "aabridge/bridge/state", "value_template": "{{ value_json.state }}",
+                    "payload_available": "online", "payload_not_available": "offline",
+                ]
+            ])
         // What the templates render: HomeAssistantTemplateTests.presenceAndRooms.
         #expect(tracker["json_attributes_topic"] == "aabridge/accessory/A1B2C3D4E5F6")
     }
