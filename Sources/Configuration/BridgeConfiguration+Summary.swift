@@ -35,8 +35,10 @@ extension BridgeConfiguration {
                 Self.object([
                     ("enabled", .bool(homeAssistant.enabled)), ("discovery_prefix", .string(homeAssistant.discoveryPrefix)),
                     ("status_topic", .string(homeAssistant.statusTopic)),
+                    ("picker_timeout_s", .int(homeAssistant.pickerTimeoutSeconds)),
                 ])
             ),
+            ("rooms", Self.object(rooms.sorted { $0.key < $1.key }.map { ($0.key, JSONValue.string($0.value)) })),
             ("storage", storageSummary),
             ("health", Self.object([("interval_s", .int(health.intervalSeconds))])),
             ("log", Self.object([("level", .string(log.level.rawValue)), ("format", .string(log.format.rawValue))])),

@@ -16,6 +16,9 @@ public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
     public var gateways: [GatewayConfiguration]
     public var accessories: [AccessoryConfiguration]
     public var sources: [SourceConfiguration]
+    /// The `rooms:` section: room names for heard node (gateway) names, as people name their
+    /// rooms in Home Assistant. Unmapped nodes keep their name.
+    public var rooms: [String: String]
     public var switching: SwitchingSettings
     public var identity: IdentityConfiguration
     /// The `http:` section: console, metrics, health check.
@@ -40,6 +43,7 @@ public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
         self.gateways = []
         self.accessories = []
         self.sources = []
+        self.rooms = [:]
         self.switching = SwitchingSettings()
         self.identity = IdentityConfiguration()
         self.http = HTTPConfiguration()

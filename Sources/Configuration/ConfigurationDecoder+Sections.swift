@@ -17,7 +17,7 @@ extension ConfigurationDecoder {
     /// The top-level keys.
     static let sections = [
         "mqtt", "homeassistant", "storage", "health", "log", "setup", "products", "gateways", "accessories", "sources", "switching",
-        "identity", "http", "cluster",
+        "identity", "http", "cluster", "rooms",
     ]
 
     /// The whole file.
@@ -51,6 +51,7 @@ extension ConfigurationDecoder {
         configuration.gateways = gateways(top["gateways"], baseTopic: configuration.mqtt.baseTopic)
         configuration.accessories = accessories(top["accessories"])
         configuration.sources = sources(top["sources"])
+        configuration.rooms = rooms(top["rooms"])
         switching(top["switching"], into: &configuration.switching)
         if let section = fields(top["identity"], at: "identity", allowed: ["follow", "reattach", "lookalike_window_s"]) {
             if let node = section["follow"], !node.isNull, let follow = bool(node, at: section.path("follow")) {
@@ -407,9 +408,17 @@ extension ConfigurationDecoder {
 
     // MARK: homeassistant
 
+    static let homeAssistantKeys = ["enabled", "discovery_prefix", "status_topic", "picker_timeout_s"]
+
     func homeAssistant(_ node: YAMLNode?, into settings: inout HomeAssistantConfiguration) {
-        guard let section = fields(node, at: "homeassistant", allowed: ["enabled", "discovery_prefix", "status_topic"]) else { return }
+        guard let section = fields(node, at: "homeassistant", allowed: Self.homeAssistantKeys) else { return }
         if let enabled = bool(section["enabled"], at: section.path("enabled")) { settings.enabled = enabled }
+        // The same bounds as picker/show's number of seconds, so the button's request is never refused.
+        if let timeout = integer(
+            section["picker_timeout_s"], at: section.path("picker_timeout_s"), in: HomeAssistantConfiguration.pickerTimeoutRange)
+        {
+            settings.pickerTimeoutSeconds = timeout
+        }
         for key in ["discovery_prefix", "status_topic"] {
             guard let topic = requiredOrDefault(section, key) else { continue }
             if let problem = Self.topicNameProblem(topic) {

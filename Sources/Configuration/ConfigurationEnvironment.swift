@@ -7,7 +7,7 @@ enum ConfigurationEnvironment {
         for key in ConfigurationDecoder.mqttKeys where key != "reconnect" { paths.append(["mqtt", key]) }
         paths.append(["mqtt", "reconnect", "min_s"])
         paths.append(["mqtt", "reconnect", "max_s"])
-        for key in ["enabled", "discovery_prefix", "status_topic"] { paths.append(["homeassistant", key]) }
+        for key in ConfigurationDecoder.homeAssistantKeys { paths.append(["homeassistant", key]) }
         for key in ConfigurationDecoder.storageKeys { paths.append(["storage", key]) }
         paths.append(["health", "interval_s"])
         paths.append(["log", "level"])

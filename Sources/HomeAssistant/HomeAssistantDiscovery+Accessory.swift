@@ -121,11 +121,13 @@ extension HomeAssistantDiscovery {
                     ("device_class", "signal_strength"), ("unit_of_measurement", "dBm"), ("state_class", "measurement"),
                     ("entity_category", "diagnostic"),
                 ]))
-        // The room follows the radio: unknown while nobody hears the accessory.
+        // The room follows the radio: unknown while nobody hears the accessory. Shown by the
+        // name `rooms:` gives the node (the state topic keeps the node's own name).
         components.append(
             entity(
-                "sensor", "room", name: "Room", template: "{{ value_json.room if value_json.room else None }}",
+                "sensor", "room", name: "Room", template: "\(roomsVariable){{ \(roomExpression) if value_json.room else None }}",
                 [("icon", "mdi:home-map-marker")]))
+        components.append(presence(state: state, objectID: objectID))
         // Where it was last heard from and how that was recognised as this accessory (its own
         // address, its IRK, or a followed rotation), with which keys it has: never the keys.
         components.append(
@@ -172,6 +174,43 @@ extension HomeAssistantDiscovery {
             "components": .object(components),
         ]
         return (configTopic(objectID: objectID), payload)
+    }
+
+    /// `{% set rooms = {...} %}`: the `rooms:` mapping for a template, empty without one.
+    var roomsVariable: String {
+        rooms.isEmpty ? "" : "{% set rooms = \(JinjaLiteral.dictionary(rooms.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })) %}"
+    }
+
+    /// The state's `room` by its mapped name (after ``roomsVariable``).
+    var roomExpression: String {
+        rooms.isEmpty ? "value_json.room" : "rooms.get(value_json.room, value_json.room)"
+    }
+
+    /// The presence tracker (Bermuda, ESPresense and Private BLE Device style): `home` while
+    /// the accessory is available, `not_home` once no gateway heard it within
+    /// `switching.availability_timeout_s`; the room (mapped) and the gateway as attributes.
+    /// No name of its own, so its entity id is the device's (`device_tracker.alice_s_airpods`).
+    /// Available with the bridge only: an accessory out of range is away, not unavailable.
+    func presence(state: String, objectID: String) -> (String, JSONValue) {
+        (
+            "presence",
+            [
+                "platform": "device_tracker",
+                "name": .null,
+                "unique_id": .string("\(objectID)_presence"),
+                "state_topic": .string(state),
+                "value_template": "{{ 'home' if value_json.available else 'not_home' }}",
+                "payload_home": "home",
+                "payload_not_home": "not_home",
+                "source_type": "bluetooth_le",
+                "json_attributes_topic": .string(state),
+                "json_attributes_template": .string(
+                    "\(roomsVariable){{ {'room': \(roomExpression) if value_json.room else None, 'gateway': value_json.gateway} | tojson }}"
+                ),
+                "icon": "mdi:headphones-bluetooth",
+                "availability": [availabilityEntry(topics.bridgeState)],
+            ]
+        )
     }
 
     /// The decision event: `route` / `release` from `<base>/accessory/<ID>/decision`.

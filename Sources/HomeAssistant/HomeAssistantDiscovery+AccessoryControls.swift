@@ -136,7 +136,7 @@ extension HomeAssistantDiscovery {
     }
 
     /// The home source controls (household.md, "Home sources"): a select of the known sources
-    /// and "none", and a text for any address; and the alias text. Each sends its own request
+    /// and "(none)", and a text for any address; and the alias text. Each sends its own request
     /// (`accessory/home_sources`, `accessory/alias`), which never registers again nor touches
     /// the placement. The select keeps the unique id of the earlier "Preferred source" select
     /// (`_preferred_source`), so an existing entity carries on under its new name.
@@ -146,7 +146,7 @@ extension HomeAssistantDiscovery {
     ) -> [(String, JSONValue)] {
         let id = JinjaLiteral.string(status.accessory.id.description)
         let transaction = "'\(Self.transaction)'"
-        let none = "none"
+        let none = Self.noOption
         let options = homeSourceOptions(status)
         let ids = JinjaLiteral.dictionary(options.map { ($0.label, $0.address.description) })
         let labels = JinjaLiteral.dictionary(options.map { ($0.address.description, $0.label) })

@@ -37,8 +37,10 @@ extension HomeAssistantDiscovery {
                     "name": "Show picker",
                     "unique_id": .string(unique("picker_show")),
                     "command_topic": .string(topics.requestPrefix + "picker/show"),
-                    // An empty request shows all products with the default timeout.
-                    "payload_press": "{}",
+                    // All products, for `homeassistant.picker_timeout_s`: the request's default
+                    // (30 s) is too short to choose a candidate and type a name on a phone.
+                    "payload_press": .string(
+                        "{\"timeout\":\(pickerTimeoutSeconds),\"transaction\":\"\(Self.transaction)\"}"),
                     "icon": "mdi:bluetooth-connect",
                     "availability": .array(bridgeOnline),
                 ]

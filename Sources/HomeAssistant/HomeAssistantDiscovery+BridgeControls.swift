@@ -16,8 +16,8 @@ extension HomeAssistantDiscovery {
     func controls(
         candidates: [HomeAssistantCandidate], unique: (String) -> String, availability: JSONValue
     ) -> [(String, JSONValue)] {
-        let none = "none"
-        // Home Assistant needs at least one option; "none" (no candidate chosen) is also what
+        let none = Self.noOption
+        // Home Assistant needs at least one option; "(none)" (no candidate chosen) is also what
         // clears the choice.
         let options = [none] + candidates.map(\.label)
         let ids = JinjaLiteral.dictionary(candidates.map { ($0.label, $0.id.description) })
@@ -43,7 +43,7 @@ extension HomeAssistantDiscovery {
                     "name": "Candidate",
                     "unique_id": .string(unique("pairing_candidate")),
                     "command_topic": .string(topics.bridgePairingSet),
-                    // The option is a label; the form wants the address ("none" maps to null, which
+                    // The option is a label; the form wants the address ("(none)" maps to null, which
                     // clears the choice).
                     "command_template": .string(
                         "{% set ids = \(ids) %}{{ {'candidate': ids.get(value), 'transaction': '\(Self.transaction)'} | tojson }}"),

@@ -34,6 +34,11 @@ public struct HomeAssistantDiscovery: Sendable {
     /// backwards, by address): the options of its "Look-alike" select; the runtime keeps it
     /// current (``HomeAssistantDiscoveryTracker``).
     public var lookalikes: [BluetoothAddress: [BluetoothAddress]] = [:]
+    /// `rooms:`: room names for heard node names. The state topics carry the node's name (the
+    /// contract's `room` and `gateway`); the Room sensor and the presence tracker show this name.
+    public var rooms: [String: String]
+    /// `homeassistant.picker_timeout_s`: how long the Show picker button presents the picker.
+    public var pickerTimeoutSeconds: Int
     /// `origin.support_url`; omitted when nil.
     public var supportURL: String?
     /// `origin.sw_version` and the bridge device's `sw_version`.
@@ -42,7 +47,8 @@ public struct HomeAssistantDiscovery: Sendable {
     /// Creates discovery from its parts.
     public init(
         discoveryPrefix: String = "homeassistant", statusTopic: String = "homeassistant/status", baseTopic: String,
-        products: [Product] = [], sources: [SourceConfiguration] = [], supportURL: String? = nil,
+        products: [Product] = [], sources: [SourceConfiguration] = [], rooms: [String: String] = [:],
+        pickerTimeoutSeconds: Int = HomeAssistantConfiguration.defaultPickerTimeoutSeconds, supportURL: String? = nil,
         version: String
     ) {
         self.discoveryPrefix = discoveryPrefix
@@ -52,6 +58,8 @@ public struct HomeAssistantDiscovery: Sendable {
         self.products = Dictionary(products.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
         self.sources = sources
         self.sourceNames = Dictionary(sources.map { ($0.address, $0.name) }, uniquingKeysWith: { first, _ in first })
+        self.rooms = rooms
+        self.pickerTimeoutSeconds = pickerTimeoutSeconds
         self.supportURL = supportURL
         self.version = version
     }
@@ -61,9 +69,14 @@ public struct HomeAssistantDiscovery: Sendable {
         self.init(
             discoveryPrefix: configuration.homeAssistant.discoveryPrefix,
             statusTopic: configuration.homeAssistant.statusTopic, baseTopic: configuration.mqtt.baseTopic,
-            products: configuration.products.map(\.product), sources: configuration.sources,
-            version: version)
+            products: configuration.products.map(\.product), sources: configuration.sources, rooms: configuration.rooms,
+            pickerTimeoutSeconds: configuration.homeAssistant.pickerTimeoutSeconds, version: version)
     }
+
+    /// A select's "nothing chosen" option. Not `none`: Home Assistant's MQTT select takes a
+    /// state of `none` (any case) as "no option" and shows the entity unknown, so the option
+    /// could never be shown as chosen.
+    public static let noOption = "(none)"
 
     // MARK: - Ids
 

@@ -196,13 +196,13 @@ struct HomeSourcesFlowTests {
         try await observer.publish(Self.telemetry, #"{"placement":"inEar","sources":["\#(Fixture.phone)","\#(Fixture.laptop)"]}"#)
         let playing = await observer.waitFor(Self.state) { $0["secondary_source"] == .string(Fixture.laptop) }
         #expect(playing?["placement"] == "inEar")
-        #expect(try ha.component(device, "preferred_source")["options"] == ["none", "Alice's iPhone"])
+        #expect(try ha.component(device, "preferred_source")["options"] == ["(none)", "Alice's iPhone"])
 
         // The laptop gets a name from the bridge device, and becomes an option.
         try await ha.type(bridge, "source_name", "\(Fixture.laptop) = Bob's MacBook")
         try #require(
             await ha.waitForDevice(device) {
-                $0["components"]?["preferred_source"]?["options"] == ["none", "Alice's iPhone", "Bob's MacBook"]
+                $0["components"]?["preferred_source"]?["options"] == ["(none)", "Alice's iPhone", "Bob's MacBook"]
             } != nil)
         #expect(try ha.state(bridge, "source_name") == "", "write-only")
         try await ha.select(device, "preferred_source", option: "Bob's MacBook")

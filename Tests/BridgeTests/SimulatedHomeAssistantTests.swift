@@ -44,7 +44,7 @@ struct SimulatedHomeAssistantTests {
         let bridge = Self.bridge, airPods = Self.airPods
         try #require(await ha.waitForDevice(bridge) { $0["components"]?["pair"] != nil } != nil)
         // Nothing on offer yet: the select's only option is the placeholder.
-        #expect(try ha.component(bridge, "pairing_candidate")["options"] == ["none"])
+        #expect(try ha.component(bridge, "pairing_candidate")["options"] == ["(none)"])
 
         try await ha.press(bridge, "picker_show")
         await observer.waitFor("aabridge/bridge/picker") { $0["state"] == "presented" }
@@ -80,15 +80,18 @@ struct SimulatedHomeAssistantTests {
         #expect(try ha.state(bridge, "last_response") == "ok")
         // The form is empty again: the candidate left the picker, the name was given.
         await observer.waitFor(Self.pairing) { $0["candidate"] == .null && $0["name"] == .null }
-        #expect(try ha.state(bridge, "pairing_candidate") == "none")
+        #expect(try ha.state(bridge, "pairing_candidate") == "(none)")
 
+        // bridge/info counts it at once (the Accessories sensor reads it there).
+        #expect(await observer.waitFor("aabridge/bridge/info") { $0["accessories"] == 4 } != nil)
+        #expect(try ha.state(bridge, "accessories") == "4")
         // The accessory's device, named as typed, registered (the product auto-registers).
         try #require(await ha.waitForDevice(airPods) { $0["device"]?["name"] == "Kitchen AirPods" } != nil)
         let state = "aabridge/accessory/\(Fixture.advertisementID.replacingOccurrences(of: ":", with: ""))"
         await observer.waitFor(state) { $0["registration"] == "active" }
         #expect(try ha.state(airPods, "name") == "Kitchen AirPods")
         #expect(try ha.state(airPods, "registration") == "active")
-        #expect(try ha.state(airPods, "preferred_source") == "none")
+        #expect(try ha.state(airPods, "preferred_source") == "(none)")
 
         // Rename through its text.
         try await ha.type(airPods, "name", "Den AirPods")
@@ -120,6 +123,7 @@ struct SimulatedHomeAssistantTests {
         }
         #expect(cleared)
         #expect(ha.device(airPods) == nil)
+        #expect(await observer.waitFor("aabridge/bridge/info") { $0["accessories"] == 3 } != nil)
 
         // A press Home Assistant still had (the entity before it processed the removal):
         // the request API's error shows on the Last request sensor.
@@ -170,7 +174,7 @@ struct SimulatedHomeAssistantTests {
             count = outcomes(observer)
             try await observer.publish("aabridge/bridge/pairing/set", #"{"candidate":"\#(Fixture.advertisementID)"}"#)
             #expect(await nextOutcome(observer, after: count)?["error"]?["message"]?.stringValue?.contains("not a candidate") == true)
-            #expect(try ha.state(bridge, "pairing_candidate") == "none")
+            #expect(try ha.state(bridge, "pairing_candidate") == "(none)")
 
             // The accessory's rename, too long: refused, the name stays.
             count = outcomes(observer)

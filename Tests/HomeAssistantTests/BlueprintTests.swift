@@ -15,7 +15,6 @@ private typealias F = HomeAssistantFixtures
 /// bridge publishes: built by its own serializer (`Payloads`) and taken from docs/mqtt-api.md.
 @Suite struct BlueprintTests {
     static let directory = "config/homeassistant/blueprints/automation/aabridge"
-    static let sourceURLPrefix = "https://github.com/aabridge/aabridge/blob/main/"
     static let files = [
         "pause_media_when_headphones_off.yaml", "route_media_player.yaml", "companion_app_sources.yaml", "notify_accessory_errors.yaml",
     ]
@@ -51,14 +50,16 @@ private typealias F = HomeAssistantFixtures
         #expect(try Self.blueprintPaths() == Self.files.sorted().map { "\(Self.directory)/\($0)" })
     }
 
-    @Test("each has the header Home Assistant requires, with source_url its path in the repository", arguments: files)
+    @Test("each has the header Home Assistant requires, and no source_url (there is no public repository to point at)", arguments: files)
     func header(_ name: String) throws {
         let document = try Self.blueprint(name)
         let header = try #require(document["blueprint"])
         #expect(header["name"]?.scalar?.value.hasPrefix("aabridge - ") == true)
         #expect((header["description"]?.scalar?.value.count ?? 0) > 80, "a description says what it does")
         #expect(header["domain"]?.scalar?.value == "automation")
-        #expect(header["source_url"]?.scalar?.value == Self.sourceURLPrefix + "\(Self.directory)/\(name)")
+        // A source_url is where Home Assistant re-imports the blueprint from; one pointing at a
+        // repository that does not exist makes "Re-import blueprint" fail. Imported from the file.
+        #expect(header["source_url"] == nil)
         let inputs = try #require(header["input"]?.entries)
         #expect(!inputs.isEmpty)
         for entry in inputs {
@@ -110,10 +111,9 @@ private typealias F = HomeAssistantFixtures
             doc.components(separatedBy: "\n## Blueprints\n").dropFirst().first?.components(separatedBy: "\n## ").first)
         let path = "\(Self.directory)/\(name)"
         #expect(section.contains("(../\(path))"), "a link to \(path)")
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        let url = try #require((Self.sourceURLPrefix + path).addingPercentEncoding(withAllowedCharacters: allowed))
-        #expect(section.contains("https://my.home-assistant.io/redirect/blueprint_import/?blueprint_url=\(url)"), "import link of \(name)")
+        // Imported from the file: the section says where to copy it, and links no import URL.
+        #expect(section.contains("cp \(path) <config>/blueprints/automation/aabridge/"), "how to import \(name) from the file")
+        #expect(!section.contains("blueprint_import"))
         let document = try Self.blueprint(name)
         for entry in try #require(document["blueprint"]?["input"]?.entries) {
             let inputName = try #require(entry.value["name"]?.scalar?.value)

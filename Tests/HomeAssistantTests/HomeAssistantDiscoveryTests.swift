@@ -51,7 +51,7 @@ private typealias F = HomeAssistantFixtures
             F.componentIDs(payload) == [
                 "placement", "worn", "primary_source", "secondary_source", "routes", "decision", "registration",
                 "battery_left", "battery_left_charging", "battery_right", "battery_right_charging", "battery_case",
-                "battery_case_charging", "rssi", "room", "address", "identity", "last_error",
+                "battery_case_charging", "rssi", "room", "presence", "address", "identity", "last_error",
                 // The controls (HomeAssistantControlsTests): every one a request of the request API.
                 "name", "remove", "register", "invalidate", "preferred_source", "home_source_address", "alias", "lookalike",
                 "reattach", "irk", "encryption_key",
@@ -120,7 +120,7 @@ private typealias F = HomeAssistantFixtures
         // takes sources).
         #expect(
             F.componentIDs(payload) == [
-                "placement", "worn", "registration", "rssi", "room", "address", "identity", "last_error",
+                "placement", "worn", "registration", "rssi", "room", "presence", "address", "identity", "last_error",
                 "name", "remove", "register", "invalidate", "preferred_source", "home_source_address", "alias", "irk", "encryption_key",
             ])
         // No company identifier in the descriptor: no manufacturer is made up.
@@ -133,7 +133,7 @@ private typealias F = HomeAssistantFixtures
         #expect(
             F.componentIDs(payload) == [
                 "primary_source", "secondary_source", "routes", "decision", "registration", "battery", "battery_charging", "rssi",
-                "room", "address", "identity", "last_error",
+                "room", "presence", "address", "identity", "last_error",
                 // No model decoded and no look-alikes: no re-attach controls.
                 "name", "remove", "register", "invalidate", "preferred_source", "home_source_address", "alias", "irk",
                 "encryption_key",
@@ -153,7 +153,7 @@ private typealias F = HomeAssistantFixtures
         // alias and the keys.
         #expect(
             F.componentIDs(orphanPayload) == [
-                "registration", "rssi", "room", "address", "identity", "last_error", "name", "remove", "preferred_source",
+                "registration", "rssi", "room", "presence", "address", "identity", "last_error", "name", "remove", "preferred_source",
                 "home_source_address", "alias", "irk", "encryption_key",
             ])
         #expect(orphanPayload["device"]?["model"] == "Gone")
@@ -226,10 +226,10 @@ private typealias F = HomeAssistantFixtures
         let button = try #require(payload["components"]?["picker_show"])
         #expect(button["platform"] == "button")
         #expect(button["command_topic"] == "aabridge/bridge/request/picker/show")
-        #expect(button["payload_press"] == "{}")
-        // The request the button sends is one the bridge accepts: a JSON object.
+        // The request the button sends is one the bridge accepts: a JSON object, all products,
+        // for homeassistant.picker_timeout_s (default 120 s, not the request's 30 s).
         let press = try JSONParser.parse(try #require(button["payload_press"]?.stringValue))
-        #expect(press == .object([]))
+        #expect(press == ["timeout": 120, "transaction": "homeassistant"])
         let other = HomeAssistantDiscovery(baseTopic: "upstairs", version: BridgeModule.version).bridgeDevice().payload
         #expect(other["device"]?["name"] == "aabridge upstairs")
     }
@@ -306,5 +306,41 @@ private typealias F = HomeAssistantFixtures
         #expect(payload["device"]?["via_device"] == "aabridge_bridge_aa")
         #expect(payload["device"]?["manufacturer"] == "Apple")
         #expect(HomeAssistantRules(discoveryPrefix: "hass").validate(discovery.allDevices(F.allStatuses)).isEmpty)
+    }
+
+    @Test("Show picker presents the picker for homeassistant.picker_timeout_s")
+    func pickerTimeout() throws {
+        var configuration = BridgeConfiguration(hostname: "test")
+        configuration.homeAssistant.pickerTimeoutSeconds = 300
+        let discovery = HomeAssistantDiscovery(configuration: configuration, version: BridgeModule.version)
+        let button = try #require(discovery.bridgeDevice().payload["components"]?["picker_show"])
+        let press = try JSONParser.parse(try #require(button["payload_press"]?.stringValue))
+        #expect(press["timeout"] == 300)
+        #expect(HomeAssistantDiscovery(baseTopic: "aabridge", version: "1").pickerTimeoutSeconds == 120)
+    }
+
+    @Test("a device_tracker per accessory: home while available, room (mapped) and gateway as attributes")
+    func presence() throws {
+        let discovery = HomeAssistantDiscovery(
+            baseTopic: "aabridge", products: [F.buds], rooms: ["esp32-3f2a": "Kitchen", "q\"}}": "Den {{ x }}"],
+            version: BridgeModule.version)
+        let payload = discovery.accessoryDevice(F.fullStatus).payload
+        #expect(rules.validate([discovery.bridgeDevice(), (discovery.accessoryDevice(F.fullStatus).topic, payload)]).isEmpty)
+        let tracker = try #require(payload["components"]?["presence"])
+        #expect(tracker["platform"] == "device_tracker")
+        #expect(tracker["source_type"] == "bluetooth_le")
+        // No name of its own: the entity id is the device's (device_tracker.alice_s_airpods).
+        #expect(tracker["name"] == .null)
+        #expect(tracker["state_topic"] == "aabridge/accessory/A1B2C3D4E5F6")
+        // Away, not unavailable, while the accessory is out of range: the bridge alone decides.
+        #expect(
+            tracker["availability"] == [
+                [
+                    "topic": "aabridge/bridge/state", "value_template": "{{ value_json.state }}",
+                    "payload_available": "online", "payload_not_available": "offline",
+                ]
+            ])
+        // What the templates render: HomeAssistantTemplateTests.presenceAndRooms.
+        #expect(tracker["json_attributes_topic"] == "aabridge/accessory/A1B2C3D4E5F6")
     }
 }

@@ -57,8 +57,9 @@ private typealias F = HomeAssistantFixtures
                 continue
             }
             for (_, component) in components {
-                guard let platform = component["platform"]?.stringValue, let name = component["name"]?.stringValue else { continue }
-                ids.insert(Self.entityID(platform: platform, device: deviceName, entity: name))
+                guard let platform = component["platform"]?.stringValue, let name = component["name"] else { continue }
+                // A null name: the entity is the device itself (the presence tracker), named by it alone.
+                ids.insert(Self.entityID(platform: platform, device: deviceName, entity: name.stringValue ?? ""))
             }
         }
         return ids
@@ -68,6 +69,7 @@ private typealias F = HomeAssistantFixtures
         #expect(Self.entityID(platform: "sensor", device: "Alice's AirPods", entity: "Placement") == "sensor.alice_s_airpods_placement")
         #expect(derivedEntityIDs.contains("event.alice_s_airpods_decision"))
         #expect(derivedEntityIDs.contains("button.aabridge_show_picker"))
+        #expect(derivedEntityIDs.contains("device_tracker.alice_s_airpods"))
     }
 
     @Test func everyYAMLBlockParses() throws {
@@ -107,7 +109,7 @@ private typealias F = HomeAssistantFixtures
     }
 
     @Test func everyNamedEntityIsOneAabridgeCreates() throws {
-        let pattern = try NSRegularExpression(pattern: "\\b(sensor|binary_sensor|event|button|select|text)\\.[a-z0-9_]+")
+        let pattern = try NSRegularExpression(pattern: "\\b(sensor|binary_sensor|event|button|select|text|device_tracker)\\.[a-z0-9_]+")
         let range = NSRange(text.startIndex..., in: text)
         let named = Set(pattern.matches(in: text, range: range).compactMap { Range($0.range, in: text).map { String(text[$0]) } })
         #expect(named.count >= 10)

@@ -41,6 +41,17 @@ private typealias F = HomeAssistantFixtures
         #expect(rules.validate([(bridge.topic, bridgePayload)]).contains { $0.message.contains("button requires command_topic") })
     }
 
+    @Test("a select option 'none' (Home Assistant reads it as no option) and a bad device_tracker are caught")
+    func noneOptionAndTracker() {
+        var bridgePayload = bridge.payload
+        bridgePayload.set(["components", "pairing_candidate", "options"], ["None", "AirPods (A1:B2:C3:D4:E5:F6)"])
+        #expect(rules.validate([(bridge.topic, bridgePayload)]).contains { $0.message.contains("reads as no option") })
+        expectViolation("reads as no option") { $0.set(["components", "preferred_source", "options"], ["none"]) }
+        expectViolation("source_type") { $0.set(["components", "presence", "source_type"], "radar") }
+        expectViolation("payload_home equals payload_not_home") { $0.set(["components", "presence", "payload_not_home"], "home") }
+        expectViolation("device_tracker requires state_topic") { $0.set(["components", "presence", "state_topic"], nil) }
+    }
+
     @Test func deviceOriginAndComponents() {
         expectViolation("needs identifiers or connections") {
             $0.set(["device", "identifiers"], nil)

@@ -125,9 +125,11 @@ struct HomeAssistantTemplateTests {
                 case "name": expected = status.accessory.displayName
                 // Write-only: a key is never a state.
                 case "irk", "encryption_key": expected = ""
-                // The Home source select: the first home source by name (or address), else none.
+                // The Home source select: the first home source by name (or address), else (none).
                 case "preferred_source":
-                    expected = status.homeSources.first.map { F.discovery.sourceNames[$0] ?? $0.description } ?? "none"
+                    expected = status.homeSources.first.map { F.discovery.sourceNames[$0] ?? $0.description } ?? "(none)"
+                // The presence tracker: home while available.
+                case "presence": expected = status.available ? "home" : "not_home"
                 case "home_source_address": expected = status.homeSources.first?.description ?? ""
                 case "alias": expected = status.alias?.description ?? ""
                 default: expected = "unexpected component \(id)"
@@ -149,6 +151,9 @@ struct HomeAssistantTemplateTests {
                                 "identity": .string(status.identity.rawValue), "irk": .bool(status.keys.irk),
                                 "encryption_key": .bool(status.keys.encryptionKey),
                             ])
+                }
+                if id == "presence" {
+                    #expect(attributes == ["room": state["room"] ?? .null, "gateway": state["gateway"] ?? .null])
                 }
                 if id == "last_error" {
                     // No error: an empty object (JSONValue's nil literal is `null`, so spell it out).
@@ -198,5 +203,35 @@ struct HomeAssistantTemplateTests {
         #expect(rendered[4] == connection["payload_off"]?.stringValue)
         #expect(rendered[5] == "idle")
         #expect(try JSONParser.parse(rendered[6])["candidates"] == [])
+    }
+
+    @Test("the presence tracker and the Room sensor: home while available, rooms: names, unmapped nodes keep theirs")
+    func presenceAndRooms() throws {
+        let discovery = HomeAssistantDiscovery(
+            baseTopic: "aabridge", products: [F.buds], rooms: ["esp32-3f2a": "Kitchen", #"q"}}"#: "Den {{ x }}"],
+            version: BridgeModule.version)
+        let components = try #require(discovery.accessoryDevice(F.fullStatus).payload["components"])
+        let state = try #require(components["presence"]?["value_template"]?.stringValue)
+        let attributes = try #require(components["presence"]?["json_attributes_template"]?.stringValue)
+        let room = try #require(components["room"]?["value_template"]?.stringValue)
+        let heard: JSONValue = ["available": true, "room": "esp32-3f2a", "gateway": "esp32-3f2a"]
+        let unmapped: JSONValue = ["available": true, "room": "hall", "gateway": "hall"]
+        let hostile: JSONValue = ["available": true, "room": #"q"}}"#, "gateway": "q"]
+        let away: JSONValue = ["available": false, "room": .null, "gateway": "hall"]
+        let rendered = try Self.render([
+            (state, heard), (state, away),
+            (attributes, heard), (attributes, unmapped), (attributes, hostile), (attributes, away),
+            (room, heard), (room, unmapped), (room, away),
+        ])
+        try #require(rendered.count == 9)
+        #expect(rendered[0] == "home")
+        #expect(rendered[1] == "not_home")
+        #expect(try JSONParser.parse(rendered[2]) == ["room": "Kitchen", "gateway": "esp32-3f2a"])
+        #expect(try JSONParser.parse(rendered[3]) == ["room": "hall", "gateway": "hall"])
+        #expect(try JSONParser.parse(rendered[4])["room"] == "Den {{ x }}")
+        #expect(try JSONParser.parse(rendered[5]) == ["room": .null, "gateway": "hall"])
+        #expect(rendered[6] == "Kitchen")
+        #expect(rendered[7] == "hall")
+        #expect(rendered[8] == "None")
     }
 }

@@ -20,6 +20,8 @@ final class Publisher {
     private let engine: EngineView
     /// Home Assistant discovery, when `homeassistant.enabled`.
     private var homeAssistant: HomeAssistantDiscoveryTracker?
+    /// The accessory count of the last `bridge/info`; nil before the first.
+    private var infoAccessoryCount: Int?
     let info: BridgeInfo
     /// Sees every publication (the HTTP console's event streams), when set.
     var mirror: ((String, [UInt8]) -> Void)?
@@ -110,14 +112,17 @@ final class Publisher {
             // Discovery only when what Home Assistant shows changed (name, capabilities,
             // battery parts), not on every RSSI or placement change.
             if let device = homeAssistant?.changed(status) { publishRetained(device.topic, device.payload) }
+            republishInfoIfCountChanged()
         case .accessoryRemoved(let id):
             statePublishedAt[id] = nil
             published.removed(id)
             publishedAvailability[id] = nil
-            // An empty retained payload clears the topic on the broker.
+            // An empty retained payload clears the topic on the broker. Discovery first: Home
+            // Assistant then removes the entities before their state topics turn empty.
+            if let discoveryTopic = homeAssistant?.removed(id) { enqueue(discoveryTopic, [], retain: true) }
             enqueue(topics.accessory(id), [], retain: true)
             enqueue(topics.availability(id), [], retain: true)
-            if let discoveryTopic = homeAssistant?.removed(id) { enqueue(discoveryTopic, [], retain: true) }
+            republishInfoIfCountChanged()
         case .availabilityChanged(let id, let available):
             publishAvailability(id, available)
         case .registrationChanged:
@@ -265,7 +270,15 @@ final class Publisher {
 
     func publishInfo() {
         guard publishesBridge else { return }
+        infoAccessoryCount = engine.engine.accessories.count
         publishRetained(topics.bridgeInfo, infoPayload())
+    }
+
+    /// `bridge/info` again when the number of accessories it states changed: Home Assistant's
+    /// Accessories sensor reads it there, and would otherwise show the count of the last start.
+    private func republishInfoIfCountChanged() {
+        guard publishesBridge, let published = infoAccessoryCount, published != engine.engine.accessories.count else { return }
+        publishInfo()
     }
 
     /// `bridge/info` now.

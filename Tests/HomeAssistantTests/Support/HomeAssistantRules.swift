@@ -50,6 +50,7 @@ struct HomeAssistantRules {
         "retain": "ret", "off_delay": "off_dly", "suggested_display_precision": "sug_dsp_prc",
         "command_template": "cmd_tpl", "optimistic": "opt", "mode": "mode", "min": "min", "max": "max",
         "pattern": "ptrn", "state_on": "stat_on", "state_off": "stat_off",
+        "payload_home": "pl_home", "payload_not_home": "pl_not_home", "payload_reset": "pl_rst", "source_type": "src_type",
     ]
 
     /// Full names by abbreviation.
@@ -92,7 +93,14 @@ struct HomeAssistantRules {
                 "state_on", "state_off", "optimistic", "device_class", "retain",
             ], ["command_topic"]
         ),
+        // https://www.home-assistant.io/integrations/device_tracker.mqtt/
+        "device_tracker": (
+            ["state_topic", "value_template", "payload_home", "payload_not_home", "payload_reset", "source_type"],
+            ["state_topic"]
+        ),
     ]
+    /// `source_type` values Home Assistant's device_tracker accepts.
+    static let sourceTypes: Set<String> = ["gps", "router", "bluetooth", "bluetooth_le"]
     /// The platforms that send commands: the only ones `entity_category: config` suits.
     static let controlPlatforms: Set<String> = ["button", "select", "switch", "text"]
     static let deviceClasses: [String: Set<String>] = [
@@ -312,6 +320,11 @@ struct HomeAssistantRules {
                 context.fail("\(path).options", "a select needs a non-empty list of string options")
             }
             if Set(strings).count != strings.count { context.fail("\(path).options", "options must be unique") }
+            // Home Assistant's MQTT select takes a state of `none` (any case) as "no option": an
+            // option so named could never show as chosen (the real Home Assistant showed unknown).
+            if let none = strings.first(where: { $0.lowercased() == "none" }) {
+                context.fail("\(path).options", "option '\(none)' reads as no option in Home Assistant; use '(none)'")
+            }
         case "text":
             let minimum = options["min"].map { $0.intValue ?? -1 } ?? 0
             let maximum = options["max"].map { $0.intValue ?? -1 } ?? 255
@@ -326,6 +339,12 @@ struct HomeAssistantRules {
             if on == off { context.fail(path, "payload_on equals payload_off") }
             let stateOn = options["state_on"]?.stringValue ?? on, stateOff = options["state_off"]?.stringValue ?? off
             if stateOn == stateOff { context.fail(path, "state_on equals state_off") }
+        case "device_tracker":
+            if let type = options["source_type"], !Self.sourceTypes.contains(type.stringValue ?? "") {
+                context.fail("\(path).source_type", "must be one of \(Self.sourceTypes.sorted())")
+            }
+            let home = options["payload_home"]?.stringValue ?? "home", away = options["payload_not_home"]?.stringValue ?? "not_home"
+            if home == away { context.fail(path, "payload_home equals payload_not_home") }
         default:
             break
         }
