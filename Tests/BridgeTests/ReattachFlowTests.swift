@@ -358,7 +358,9 @@ struct ReattachFlowTests {
             #expect(state?["address"] == .string(Self.bobs))
             #expect(state?["rssi"] == -61 && state?["gateway"] == "study")
             #expect(state?["model"] == "AirPods Pro")
-            #expect(state?["battery"] == ["left": 50], "the fixture says the left bud is at 50 %: \(String(describing: state))")
+            #expect(
+                state?["battery"] == ["left": 50, "left_charging": false],
+                "the fixture says the left bud is at 50 %, not charging: \(String(describing: state))")
 
             // The pair rotates before it is heard again.
             let next = try Self.rotated(0x0F0F0F)
