@@ -61,15 +61,12 @@ struct PairingForm: Hashable, Sendable {
         func invalid(_ message: String, _ transaction: JSONValue? = nil) -> Command {
             Command(transaction: transaction, decoded: .failure(.invalidRequest(message, accessoryControl: false)))
         }
-        let payload: JSONValue
-        do {
-            payload = try JSONParser.parse(bytes)
-        } catch {
-            return invalid("the payload is not JSON: \(error.description)")
+        let message: FormMessage
+        switch FormMessage.parse(bytes) {
+        case .success(let parsed): message = parsed
+        case .failure(let error): return Command(transaction: nil, decoded: .failure(error))
         }
-        guard case .object(let pairs) = payload else { return invalid("the payload must be a JSON object") }
-        let transaction = payload["transaction"]
-        let keys = Set(pairs.map(\.0)).subtracting(["transaction"])
+        let (payload, transaction, keys) = (message.payload, message.transaction, message.keys)
         if let action = payload["action"] {
             guard action.stringValue == "pair" else { return invalid("'action' must be \"pair\"", transaction) }
             guard keys == ["action"] else { return invalid("'action' takes no other keys", transaction) }

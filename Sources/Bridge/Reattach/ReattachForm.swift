@@ -63,15 +63,12 @@ struct ReattachForm: Hashable, Sendable {
         func invalid(_ message: String, _ transaction: JSONValue? = nil) -> Command {
             Command(transaction: transaction, decoded: .failure(.invalidRequest(message, accessoryControl: false)))
         }
-        let payload: JSONValue
-        do {
-            payload = try JSONParser.parse(bytes)
-        } catch {
-            return invalid("the payload is not JSON: \(error.description)")
+        let message: FormMessage
+        switch FormMessage.parse(bytes) {
+        case .success(let parsed): message = parsed
+        case .failure(let error): return Command(transaction: nil, decoded: .failure(error))
         }
-        guard case .object(let pairs) = payload else { return invalid("the payload must be a JSON object") }
-        let transaction = payload["transaction"]
-        let keys = Set(pairs.map(\.0)).subtracting(["transaction", "id"])
+        let (payload, transaction, keys) = (message.payload, message.transaction, message.keys.subtracting(["id"]))
         do throws(RequestDecoder.DecodeError) {
             let id = try RequestDecoder.address(payload, "id")
             if let action = payload["action"] {
