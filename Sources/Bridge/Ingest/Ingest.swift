@@ -465,7 +465,6 @@ struct Ingest {
         }
         let decision = lookalikes.heard(
             address, profile: profile, gateway: advertisement.gateway, rssi: advertisement.rssi ?? 0, at: now, away: away)
-        outcome.lookalikesChanged = true
         switch decision {
         case .offered(let first):
             outcome.lookalikeHeard = first

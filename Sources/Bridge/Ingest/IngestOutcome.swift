@@ -27,9 +27,6 @@ struct IngestOutcome {
     /// level at most once a minute; not a rejection, and no warning (a product may use the
     /// Fast Pair service UUID for data of its own, as the shipped example product does).
     var fastPairIgnored: (accessory: BluetoothAddress, reason: FastPairAdvertisement.UnknownLayout, data: [UInt8])?
-    /// The look-alike list changed (one heard, answered or expired): republish
-    /// `bridge/lookalikes`.
-    var lookalikesChanged = false
     /// A look-alike was listed for the first time: the `lookalike_heard` event goes out.
     var lookalikeHeard = false
     /// An info line for the log and `bridge/log` (a look-alike re-attached by the rules).

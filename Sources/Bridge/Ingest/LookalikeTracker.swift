@@ -153,11 +153,6 @@ struct LookalikeTracker {
         refreshed = false
     }
 
-    /// The look-alikes an accessory could be, newest first (its Home Assistant select).
-    func entries(for id: BluetoothAddress) -> [Entry] {
-        newest.filter { $0.couldBe.contains(id) }
-    }
-
     /// The published look-alikes each accessory could be, by address (Home Assistant's
     /// "Look-alike" options: they change only when the list's membership does).
     var options: [BluetoothAddress: [BluetoothAddress]] {
