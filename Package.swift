@@ -21,11 +21,15 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         // libpq: the PostgreSQL storage backend (storage.backend: postgresql).
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // BlueZ's socket headers only (AF_BLUETOOTH, sockaddr_l2): nothing is linked.
+        .systemLibrary(name: "CBluetooth", providers: [.apt(["libbluetooth-dev"])]),
 
         .target(name: "AccessoryKit"),
         .target(name: "Telemetry", dependencies: ["CCrypto", "AccessoryKit"]),
         .target(name: "MQTT", dependencies: ["CMosquitto"]),
         .target(name: "JSON"),
+        // Apple's accessory protocol over BlueZ's L2CAP sockets: reads AirPods' proximity keys.
+        .target(name: "AccessoryLink", dependencies: ["CBluetooth"]),
         // The console's, metrics' and health check's HTTP server (libmicrohttpd): requests in, responses out, nothing of the bridge.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
         .target(name: "Storage", dependencies: ["CSQLite", "CPostgres", "AccessoryKit", "JSON"]),
@@ -40,7 +44,9 @@ let package = Package(
             dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "HomeAssistant", "HTTPServer"]),
         .executableTarget(
             name: "aabridge",
-            dependencies: ["AccessoryKit", "Bridge", "Configuration", "JSON", "LocalProcess", "MQTT", "Storage", "Telemetry"]),
+            dependencies: [
+                "AccessoryKit", "AccessoryLink", "Bridge", "Configuration", "JSON", "LocalProcess", "MQTT", "Storage", "Telemetry",
+            ]),
         .executableTarget(
             name: "aabridge-bench",
             dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "Bridge", "LocalProcess"]),
@@ -56,6 +62,7 @@ let package = Package(
         .testTarget(name: "StorageTests", dependencies: ["Storage", "LocalProcess"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "LocalProcess", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
+        .testTarget(name: "AccessoryLinkTests", dependencies: ["AccessoryLink"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON", "TestSupport"]),
         // Bridge for `Payloads`: the templates are rendered against the state the runtime publishes.
         .testTarget(

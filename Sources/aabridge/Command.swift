@@ -28,6 +28,8 @@ enum Command {
           simulate     publish a scenario of gateway messages (--config PATH --scenario FILE)
           healthcheck  exit 0 when the running bridge is online and healthy (--config PATH)
           keys import-bluez  set accessories' IRKs from BlueZ's pairings through the running bridge
+          keys fetch-airpods read AirPods' IRK and encryption key over Bluetooth, set them the same way
+          keys import-macos  set an accessory's keys from a Mac's Keychain export, the same way
                        (--config PATH --bluetooth-dir DIR --adapter ADDR --device ADDR --id ID --dry-run)
           report-sources  on a Linux desktop: tell the running bridge which accessories are connected to it
                        (--config PATH --source ADDR --interval S --bluetoothctl PATH --once)

@@ -50,6 +50,7 @@ enum KeysCommand {
           --dry-run            say what would be imported, and send nothing
         """
 
+    static let subcommands = "import-bluez, fetch-airpods, import-macos"
     static let valueOptions = ["--config", "--bluetooth-dir", "--adapter", "--device", "--id"]
     static let flags = ["--dry-run"]
     /// How long the bridge has to answer one request (it commits the key first).
@@ -112,11 +113,15 @@ enum KeysCommand {
                 print(usage)
                 return 0
             }
-            printError("aabridge keys: name a subcommand (import-bluez)\n\n\(usage)")
+            printError("aabridge keys: name a subcommand (\(subcommands))\n\n\(usage)")
             return 2
         }
+        if subcommand == "fetch-airpods" || subcommand == "import-macos" {
+            let options: [String] = Array(arguments.dropFirst())
+            return await KeysFetchCommand.run(subcommand, options: options)
+        }
         guard subcommand == "import-bluez" else {
-            printError("aabridge keys: unknown subcommand '\(subcommand)' (known: import-bluez)\n\n\(usage)")
+            printError("aabridge keys: unknown subcommand '\(subcommand)' (known: \(subcommands))\n\n\(usage)")
             return 2
         }
         let options = Array(arguments.dropFirst())
@@ -171,54 +176,21 @@ enum KeysCommand {
             throw Failure(status: 2, message: "nothing to import: no BlueZ device under \(store.directory) has an IRK")
         }
 
-        let topics = Topics(base: configuration.mqtt.baseTopic)
-        let mqtt: MQTTClient
-        switch await CommandClient.connect(configuration, topics: topics, role: "keys") {
-        case .success(let client): mqtt = client
-        case .failure(let failure): throw Failure(status: 1, message: failure.message)
-        }
-        let inbox = Inbox()
-        let reader = inbox.collect(mqtt.messages)
-        defer { reader.cancel() }
+        let delivery = try await KeysDelivery.open(configuration, requireOnline: !selection.dryRun)
         do {
-            let status = try await importBlueZ(
-                groups: groups, selection: selection, topics: topics, mqtt: mqtt, inbox: inbox)
-            await mqtt.disconnect()
+            let status = try await importBlueZ(groups: groups, selection: selection, delivery: delivery)
+            await delivery.close()
             return status
         } catch {
-            await mqtt.disconnect()
+            await delivery.close()
             throw error
         }
     }
 
     static func importBlueZ(
-        groups: [[BlueZPairingStore.Device]], selection: Selection, topics: Topics, mqtt: MQTTClient, inbox: Inbox
+        groups: [[BlueZPairingStore.Device]], selection: Selection, delivery: KeysDelivery
     ) async throws(Failure) -> Int32 {
-        let response = topics.response("accessory/keys")
-        do {
-            try await mqtt.subscribe(response)
-            try await mqtt.subscribe(topics.bridgeState)
-            try await mqtt.subscribe(topics.bridgeAccessories)
-        } catch {
-            throw Failure(status: 1, message: "cannot subscribe: \(error.message)")
-        }
-        await inbox.wait(timeout: retainedTimeout) { messages in
-            messages.contains { $0.topic == topics.bridgeState } && messages.contains { $0.topic == topics.bridgeAccessories }
-        }
-        guard let published = inbox.last(on: topics.bridgeAccessories) else {
-            throw Failure(
-                status: 1,
-                message:
-                    "no retained \(topics.bridgeAccessories): the bridge never ran against this broker (is --config the bridge's configuration?)"
-            )
-        }
-        let accessories = try parseAccessories(published, topic: topics.bridgeAccessories)
-        let state = inbox.last(on: topics.bridgeState).flatMap { try? JSONParser.parse($0.payload) }?["state"]?.stringValue
-        if !selection.dryRun, state != "online" {
-            throw Failure(
-                status: 1, message: "the bridge is \(state ?? "not running") (\(topics.bridgeState)): start it, then run this again")
-        }
-
+        let accessories = delivery.accessories
         let entries = try plan(groups: groups, accessories: accessories, selection: selection)
         let imports = entries.filter { if case .importInto = $0.outcome { true } else { false } }
         guard !imports.isEmpty else {
@@ -238,7 +210,7 @@ enum KeysCommand {
 
         var failed = false
         var bridgeSilent = false
-        for (index, entry) in entries.enumerated() {
+        for entry in entries {
             guard case .importInto(let accessory, let key, let because) = entry.outcome else {
                 print("\(entry.label): \(describe(entry.outcome))")
                 continue
@@ -247,39 +219,17 @@ enum KeysCommand {
                 print("\(entry.label): not sent to \(accessory.label): the bridge did not answer the previous request")
                 continue
             }
-            let transaction = "aabridge-keys-\(getpid())-\(index)-\(UInt32.random(in: 0...UInt32.max))"
-            let request: JSONValue = .object([
-                ("id", .string(accessory.id.description)), ("irk", .string(key.hexDigits)), ("transaction", .string(transaction)),
-            ])
-            do {
-                try await mqtt.publishAcknowledged(
-                    topic: topics.requestPrefix + "accessory/keys", payload: request.bytes, qos: .atLeastOnce)
-            } catch {
-                throw Failure(status: 1, message: "cannot publish the request: \(error.message)")
-            }
-            let answer = await inbox.first(timeout: responseTimeout) { message in
-                message.topic == response
-                    && (try? JSONParser.parse(message.payload))?["transaction"]?.stringValue == transaction
-            }
-            guard let answer, let body = try? JSONParser.parse(answer.payload) else {
-                print(
-                    "\(entry.label): no answer from the bridge within \(responseTimeout.components.seconds) s on \(response) (is it a version with accessory/keys?)"
-                )
+            switch try await delivery.send(irk: key, encryptionKey: nil, to: accessory) {
+            case .silent:
+                print("\(entry.label): \(delivery.silentMessage)")
                 failed = true
                 bridgeSilent = true
-                continue
-            }
-            if body["status"]?.stringValue == "ok" {
-                let keys = body["data"]?["keys"]
-                let encryption = keys?["encryption_key"]?.boolValue == true ? "set" : "not set"
-                let irk = keys?["irk"]?.boolValue == true ? "set" : "NOT set"
+            case .stored(let irk, let encryptionKey):
                 print(
-                    "\(entry.label): imported its IRK into \(accessory.label) (\(because)); the bridge reports: IRK \(irk), encryption key \(encryption)"
+                    "\(entry.label): imported its IRK into \(accessory.label) (\(because)); the bridge reports: IRK \(irk ? "set" : "NOT set"), encryption key \(encryptionKey ? "set" : "not set")"
                 )
-                if keys?["irk"]?.boolValue != true { failed = true }
-            } else {
-                let code = body["error"]?["code"]?.stringValue ?? "unknown"
-                let message = body["error"]?["message"]?.stringValue ?? "no message"
+                if !irk { failed = true }
+            case .refused(let code, let message):
                 print("\(entry.label): the bridge refused the IRK for \(accessory.label): \(code): \(message)")
                 failed = true
             }

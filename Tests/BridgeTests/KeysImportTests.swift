@@ -147,7 +147,7 @@ struct KeysImportTests {
     @Test(
         "usage errors exit 2 before anything is read or sent",
         arguments: [
-            (["keys"], "name a subcommand (import-bluez)"),
+            (["keys"], "name a subcommand (import-bluez, fetch-airpods, import-macos)"),
             (["keys", "export"], "unknown subcommand 'export'"),
             (["keys", "import-bluez", "--dry-run", "--dry-run"], "--dry-run is given twice"),
             (["keys", "import-bluez", "--adapter"], "--adapter needs a value"),
