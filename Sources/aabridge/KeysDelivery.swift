@@ -83,7 +83,9 @@ struct KeysDelivery {
     }
 
     /// Sends one `accessory/keys` request and waits for its answer.
-    func send(irk: AccessoryKey, encryptionKey: AccessoryKey?, to accessory: KeysCommand.Accessory) async throws(KeysCommand.Failure)
+    func send(
+        irk: AccessoryKey, encryptionKey: AccessoryKey?, to accessory: KeysCommand.Accessory
+    ) async throws(KeysCommand.Failure)
         -> Answer
     {
         let response = topics.response("accessory/keys")

@@ -80,7 +80,8 @@ enum KeysFetchCommand {
 
     static func fetchAirPods(options: [String]) async throws(KeysCommand.Failure) -> Int32 {
         guard let device = try KeysCommand.address(of: "--device", in: options) else {
-            throw KeysCommand.Failure(status: 2, message: "--device ADDR is required (the AirPods' address: bluetoothctl devices)\n\n\(fetchUsage)")
+            throw KeysCommand.Failure(
+                status: 2, message: "--device ADDR is required (the AirPods' address: bluetoothctl devices)\n\n\(fetchUsage)")
         }
         guard let configuration = Command.loadConfiguration(options) else { return ConfigurationErrors.exitStatus }
         // The keys first: nothing reaches the broker when the AirPods cannot be read.
@@ -95,7 +96,9 @@ enum KeysFetchCommand {
             throw KeysCommand.Failure(status: 1, message: "\(device): the AirPods' IRK is not 16 bytes")
         }
         let encryptionKey = keys.encryptionKey.flatMap { AccessoryKey(bytes: $0, isHexText: true) }
-        print("\(device): read the IRK\(encryptionKey == nil ? " (no encryption key)" : " and the encryption key") over the accessory protocol")
+        print(
+            "\(device): read the IRK\(encryptionKey == nil ? " (no encryption key)" : " and the encryption key") over the accessory protocol"
+        )
         return try await deliver(
             irk: irk, encryptionKey: encryptionKey, address: device, source: "the AirPods \(device)", configuration: configuration,
             options: options)
@@ -183,7 +186,9 @@ enum KeysFetchCommand {
 
     /// The accessory `--id` names (id, alias, or a name only one accessory has), or else the
     /// one whose id or alias is `address`.
-    static func target(_ accessories: [KeysCommand.Accessory], id: String?, address: BluetoothAddress?) throws(KeysCommand.Failure)
+    static func target(
+        _ accessories: [KeysCommand.Accessory], id: String?, address: BluetoothAddress?
+    ) throws(KeysCommand.Failure)
         -> KeysCommand.Accessory
     {
         let known = accessories.map(\.label).joined(separator: ", ")

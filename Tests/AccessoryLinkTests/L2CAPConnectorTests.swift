@@ -58,7 +58,9 @@ struct L2CAPConnectorTests {
 
     @Test("EHOSTDOWN, ENOTCONN and the like at connect: the AirPods are not connected")
     func notConnected() {
-        for (code, name) in [(EHOSTDOWN, "EHOSTDOWN"), (ENOTCONN, "ENOTCONN"), (EHOSTUNREACH, "EHOSTUNREACH"), (ECONNREFUSED, "ECONNREFUSED")] {
+        for (code, name) in [
+            (EHOSTDOWN, "EHOSTDOWN"), (ENOTCONN, "ENOTCONN"), (EHOSTUNREACH, "EHOSTUNREACH"), (ECONNREFUSED, "ECONNREFUSED"),
+        ] {
             let error = Self.error(Self.failing(connect: code))
             #expect(error == .accessoryNotConnected(errno: code))
             #expect(error?.message.contains("not connected to this box") == true)

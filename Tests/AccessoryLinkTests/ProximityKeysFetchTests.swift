@@ -32,7 +32,9 @@ struct ProximityKeysFetchTests {
 
     /// Runs the exchange against a peer that plays `script`; returns what the peer received and
     /// the exchange's outcome.
-    static func exchange(_ script: [Step], timeout: Duration = .seconds(5)) -> (
+    static func exchange(
+        _ script: [Step], timeout: Duration = .seconds(5)
+    ) -> (
         received: [[UInt8]], result: Result<ProximityKeys, AccessoryLinkError>
     ) {
         var pair: [Int32] = [0, 0]
@@ -56,7 +58,8 @@ struct ProximityKeysFetchTests {
                 case .close:
                     close(peer)
                     closed = true
-                case .wait(let duration): Thread.sleep(forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+                case .wait(let duration):
+                    Thread.sleep(forTimeInterval: Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
                 }
                 if closed { break }
             }

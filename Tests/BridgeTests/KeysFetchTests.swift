@@ -79,7 +79,8 @@ struct KeysFetchTests {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString).log")
         defer { try? FileManager.default.removeItem(at: output) }
         let environment = peer.map { ["AABRIDGE_AAP_PEER_SOCKET=\($0)"] } ?? []
-        let child = try ChildProcess(path: "/usr/bin/env", arguments: environment + [try ExecutableTests.executable] + arguments, output: output.path)
+        let child = try ChildProcess(
+            path: "/usr/bin/env", arguments: environment + [try ExecutableTests.executable] + arguments, output: output.path)
         let status = child.wait(timeout: 30) ?? -2
         let text = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
         expectNoKey(in: text, "the output of \(arguments.prefix(2).joined(separator: " "))")
@@ -161,7 +162,9 @@ struct KeysFetchTests {
                 ["keys", "fetch-airpods", "--device", "F0:99:B6:12:34:56", "--id", "bob's headphones", "--config", config, "--dry-run"],
                 peer: airPods.path)
             #expect(result.status == 0, "\(result.output)")
-            #expect(result.output.contains("would set the IRK and encryption key of \(Fixture.headphones) \"Bob's Headphones\""), "\(result.output)")
+            #expect(
+                result.output.contains("would set the IRK and encryption key of \(Fixture.headphones) \"Bob's Headphones\""),
+                "\(result.output)")
 
             let again = try ScriptedAirPods(reply: Self.bothKeys)
             result = try Self.run(
@@ -195,7 +198,8 @@ struct KeysFetchTests {
             #expect(result.status == 0, "\(result.output)")
             #expect(
                 result.output.contains(
-                    "set the IRK and encryption key of \(Fixture.airPods) \"Alice's AirPods\"; the bridge reports: IRK set, encryption key set"),
+                    "set the IRK and encryption key of \(Fixture.airPods) \"Alice's AirPods\"; the bridge reports: IRK set, encryption key set"
+                ),
                 "\(result.output)")
             await observer.waitFor("aabridge/bridge/accessories") {
                 KeysImportTests.accessory(Fixture.airPods, in: $0)?["keys"]?["encryption_key"] == true

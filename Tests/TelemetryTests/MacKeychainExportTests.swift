@@ -14,7 +14,9 @@ struct MacKeychainExportTests {
     static let irk: [UInt8] = [0xEC, 0x02, 0x34, 0xA3, 0x57, 0xC8, 0xAD, 0x05, 0x34, 0x10, 0x10, 0xA6, 0x0A, 0x39, 0x7D, 0x9B]
     static let encryptionKey: [UInt8] = Array(0x10...0x1F)
     static var sample: String {
-        get throws { try String(contentsOfFile: Repository.file("Tests/Fixtures/keychain/mobilebluetooth-security-g.txt"), encoding: .utf8) }
+        get throws {
+            try String(contentsOfFile: Repository.file("Tests/Fixtures/keychain/mobilebluetooth-security-g.txt"), encoding: .utf8)
+        }
     }
 
     @Test("the -g output: both keys and the item's address")
@@ -51,7 +53,8 @@ struct MacKeychainExportTests {
     func hexPassword() throws {
         let plist = "<dict><key>MagicAccIRK</key><string>\(Self.irk.map { String(format: "%02x", $0) }.joined())</string></dict>"
         let hex = plist.utf8.map { String(format: "%02X", $0) }.joined()
-        let export = try MacKeychainExport.parse("attributes:\n    \"acct\"<blob>=\"A1:B2:C3:D4:E5:F6\"\npassword: 0x\(hex)  \"<dict>...\"\n")
+        let export = try MacKeychainExport.parse(
+            "attributes:\n    \"acct\"<blob>=\"A1:B2:C3:D4:E5:F6\"\npassword: 0x\(hex)  \"<dict>...\"\n")
         #expect(export.irk.bytes == Self.irk)
     }
 
