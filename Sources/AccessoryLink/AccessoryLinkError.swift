@@ -8,7 +8,7 @@ public enum AccessoryLinkError: Error, Equatable, Sendable {
     /// `socket(AF_BLUETOOTH, ...)` failed with EAFNOSUPPORT: this kernel has no Bluetooth sockets.
     case bluetoothUnsupported
     /// EACCES or EPERM: Bluetooth sockets need root or CAP_NET_RAW here.
-    case permissionDenied(call: String)
+    case permissionDenied(call: String, errno: Int32)
     /// EHOSTDOWN, ENOTCONN, EHOSTUNREACH, ECONNREFUSED, ETIMEDOUT at connect: the accessory is
     /// not connected to this box (or not in range, or not paired).
     case accessoryNotConnected(errno: Int32)
@@ -35,8 +35,8 @@ public enum AccessoryLinkError: Error, Equatable, Sendable {
         switch self {
         case .bluetoothUnsupported:
             "this system has no Bluetooth socket support (socket: \(Self.describe(EAFNOSUPPORT))): load the kernel's bluetooth module, or run this on the box whose adapter the AirPods are connected to"
-        case .permissionDenied(let call):
-            "permission denied (\(call): \(Self.describe(EACCES))): Bluetooth sockets need root or CAP_NET_RAW; run this with sudo"
+        case .permissionDenied(let call, let code):
+            "permission denied (\(call): \(Self.describe(code))): Bluetooth sockets need root or CAP_NET_RAW; run this with sudo"
         case .accessoryNotConnected(let code):
             "the AirPods are not connected to this box (connect: \(Self.describe(code))): pair them with BlueZ, connect them (bluetoothctl connect ADDR), then run this again"
         case .noAdapter(let code):
@@ -69,7 +69,7 @@ public enum AccessoryLinkError: Error, Equatable, Sendable {
     static func from(call: String, errno code: Int32) -> AccessoryLinkError {
         switch code {
         case EAFNOSUPPORT, EPROTONOSUPPORT: .bluetoothUnsupported
-        case EACCES, EPERM: .permissionDenied(call: call)
+        case EACCES, EPERM: .permissionDenied(call: call, errno: code)
         case EHOSTDOWN, ENOTCONN, EHOSTUNREACH, ECONNREFUSED, ETIMEDOUT, ECONNRESET: .accessoryNotConnected(errno: code)
         case ENODEV, EADDRNOTAVAIL: .noAdapter(errno: code)
         default: .system(call: call, errno: code)

@@ -48,6 +48,9 @@ enum KeysCommand {
           --device ADDR        only this BlueZ device
           --id ID              the accessory to import into, by name or with --device
           --dry-run            say what would be imported, and send nothing
+
+        The other ways to set keys: aabridge keys fetch-airpods --help (from the AirPods
+        themselves), aabridge keys import-macos --help (from a Mac's Keychain).
         """
 
     static let subcommands = "import-bluez, fetch-airpods, import-macos"

@@ -1,5 +1,6 @@
 import AccessoryLink
 import Foundation
+import Synchronization
 import Testing
 
 /// The socket layer's failures, injected as the kernel gives them (this machine has no
@@ -52,6 +53,7 @@ struct L2CAPConnectorTests {
                 continue
             }
             #expect(error?.message.contains("permission denied") == true)
+            #expect(error?.message.contains(socketErrno == EPERM ? "EPERM" : "EACCES") == true)
             #expect(error?.message.contains("sudo") == true)
         }
     }
@@ -99,13 +101,12 @@ struct L2CAPConnectorTests {
     }
 }
 
-final class SeenCall: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storedSocket: [Int32] = []
-    private var storedAddress: [UInt8] = []
+final class SeenCall: Sendable {
+    private let storedSocket = Mutex<[Int32]>([])
+    private let storedAddress = Mutex<[UInt8]>([])
 
-    func set(socket: [Int32]) { lock.withLock { storedSocket = socket } }
-    func set(address: [UInt8]) { lock.withLock { storedAddress = address } }
-    var socket: [Int32] { lock.withLock { storedSocket } }
-    var address: [UInt8] { lock.withLock { storedAddress } }
+    func set(socket: [Int32]) { storedSocket.withLock { $0 = socket } }
+    func set(address: [UInt8]) { storedAddress.withLock { $0 = address } }
+    var socket: [Int32] { storedSocket.withLock { $0 } }
+    var address: [UInt8] { storedAddress.withLock { $0 } }
 }

@@ -1,5 +1,6 @@
 import AccessoryLink
 import Foundation
+import Synchronization
 import Testing
 
 /// The keys exchange against a scripted peer: one end of a real AF_UNIX SOCK_SEQPACKET socket
@@ -157,12 +158,11 @@ struct ProximityKeysFetchTests {
 }
 
 /// What the scripted peer read, kept across its thread.
-final class ReceivedPackets: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: [[UInt8]] = []
+final class ReceivedPackets: Sendable {
+    private let stored = Mutex<[[UInt8]]>([])
 
-    func append(_ packet: [UInt8]) { lock.withLock { stored.append(packet) } }
-    var packets: [[UInt8]] { lock.withLock { stored } }
+    func append(_ packet: [UInt8]) { stored.withLock { $0.append(packet) } }
+    var packets: [[UInt8]] { stored.withLock { $0 } }
 }
 
 extension Result {
