@@ -673,7 +673,13 @@ class Suite:
                                     (bad_phone, "connected", "is not an address"),
                                     (bridge_device, "connected", "is not one of aabridge's")):
             await self.hass.call("script", "turn_on", {"entity_id": script, "variables": {"state": state}})
-            await self.wait_for(lambda: said in self.hass.log_text(), f"Home Assistant logs 'aabridge: ...{said}'")
+
+            async def stopped(script=script, said=said):
+                traces = await self.hass.command({"type": "trace/list", "domain": "script", "item_id": script.split(".", 1)[1]})
+                return any(said in json.dumps(trace) for trace in traces)
+
+            await self.wait_for(stopped, f"{script}'s trace stops with 'aabridge: ...{said}'")
+            self.ok(f"source_connected.yaml: {script} with state {state} stops: ...{said}")
         await asyncio.sleep(1)
         sent = [m for m in self.observer.messages if m[0].endswith("/set")][count:]
         self.expect(not sent, f"source_connected.yaml: a bad state, phone or device publishes nothing ({sent})")
