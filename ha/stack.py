@@ -21,6 +21,8 @@ ALICE = "A1:B2:C3:D4:E5:F6"
 BOB = "B1:B2:C3:D4:E5:F6"
 NEW = "F1:E2:D3:C4:B5:A6"
 PHONE = "11:22:33:44:55:66"
+# An iPhone the script blueprint reports (docs/sources.md, "An iPhone"): no name in sources:.
+IPHONE = "66:55:44:33:22:11"
 GATEWAY = "kitchen"
 ROOM = "Kitchen"
 AVAILABILITY_S = 6
@@ -232,7 +234,7 @@ class Client:
 
     def _message(self, client, userdata, message):
         with self.lock:
-            self.messages.append((message.topic, message.payload, message.retain, time.monotonic()))
+            self.messages.append((message.topic, message.payload, message.retain, time.monotonic(), message.qos))
             self.lock.notify_all()
 
     def publish(self, topic, payload, retain=False):

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hass import HomeAssistant, HomeAssistantError, check_config  # noqa: E402
-from stack import (ALICE, AVAILABILITY_S, BOB, GATEWAY, IN_CASE, IN_EAR, NEW, PHONE, PICKER_TIMEOUT_S,  # noqa: E402
+from stack import (ALICE, AVAILABILITY_S, BOB, GATEWAY, IN_CASE, IN_EAR, IPHONE, NEW, PHONE, PICKER_TIMEOUT_S,  # noqa: E402
                    ROOM, ROOT, Bridge, Broker, Client)
 
 DOC = ROOT / "docs" / "home-assistant.md"
@@ -609,15 +609,98 @@ class Suite:
                 f"'{call['service_data']['title']}': {call['service_data']['message']}")
 
     async def script_blueprints(self):
-        shipped = sorted((BLUEPRINTS / "script").glob("*/*.yaml")) if (BLUEPRINTS / "script").exists() else []
+        """The script blueprint of docs/sources.md, "An iPhone": created from the file through the
+        config API, run with `script.turn_on` and its field as the companion app's Shortcuts
+        action does, and over the REST API with a long-lived token as "Get Contents of URL" does;
+        the message on the broker must be exactly the /set contract, and the bridge must act on it."""
+        shipped = sorted(p.name for p in (BLUEPRINTS / "script" / "aabridge").glob("*.yaml"))
+        self.expect(shipped == ["source_connected.yaml"], f"the shipped script blueprints ({shipped})")
         listed = await self.hass.command({"type": "blueprint/list", "domain": "script"})
-        for path in shipped:
-            key = path.stem
-            await self.hass.rest("POST", f"/api/config/script/config/{key}",
-                                 {"alias": f"test {key}", "use_blueprint": {"path": f"aabridge/{path.name}", "input": {}}})
-            await self.hass.call("script", "turn_on", {"entity_id": f"script.{key}"})
-            self.ok(f"script blueprint {path.name} runs")
-        self.log(f"script blueprints shipped: {len(shipped)} (Home Assistant lists {sorted(listed)})")
+        entry = listed.get("aabridge/source_connected.yaml", {})
+        self.expect("error" not in entry and entry.get("metadata", {}).get("domain") == "script",
+                    f"Home Assistant reads the script blueprint source_connected.yaml ({entry.get('error', 'ok')})")
+        devices = await self.hass.devices()
+        alice = next((d for d in devices if ["mqtt", f"aabridge_{self.topic_id(ALICE)}"] in d["identifiers"]), None)
+        bridge = next((d for d in devices if ["mqtt", "aabridge_bridge_aabridge"] in d["identifiers"]), None)
+        if alice is None or bridge is None:
+            raise Failure(f"no device for Alice's AirPods or the bridge in {[d['identifiers'] for d in devices]}")
+        iphone = await self.script("iphone", {"accessory": alice["id"], "phone": IPHONE})
+        topic = f"aabridge/accessory/{self.topic_id(ALICE)}/set"
+        sensors = ("sensor.alice_s_airpods_primary_source", "sensor.alice_s_airpods_secondary_source")
+
+        async def lists_iphone():
+            return [(await self.hass.state(s))["state"] for s in sensors].count(IPHONE) == 1
+
+        # Connected, as the companion app's "Perform Action" (Call Service) sends it.
+        count = len(self.observer.on(topic))
+        await self.hass.call("script", "turn_on", {"entity_id": iphone, "variables": {"state": "connected"}})
+        message = self.observer.wait(lambda m: m[0] == topic and len(self.observer.on(topic)) > count, 20)
+        self.expect(message is not None and message[1] == f'{{"source_connected":"{IPHONE}"}}'.encode()
+                    and message[2] is False and message[4] == 1,
+                    f"source_connected.yaml, script.turn_on with state connected: exactly "
+                    f"{{\"source_connected\":\"{IPHONE}\"}} on {topic}, QoS 1, not retained "
+                    f"(got {message and (message[1], message[2], message[4])})")
+        await self.wait_for(lists_iphone, f"the bridge lists {IPHONE} among Alice's sources")
+        self.ok(f"source_connected.yaml: the bridge takes {IPHONE} as a source of Alice's AirPods")
+
+        # Disconnected, over the REST API with a long-lived token ("Get Contents of URL").
+        token = await self.hass.command({"type": "auth/long_lived_access_token", "client_name": "iPhone Shortcut",
+                                         "lifespan": 30})
+        count = len(self.observer.on(topic))
+        async with self.hass.session.post(self.hass.url + "/api/services/script/turn_on",
+                                          headers={"Authorization": f"Bearer {token}"},
+                                          json={"entity_id": iphone, "variables": {"state": "disconnected"}}) as r:
+            self.expect(r.status == 200, f"POST /api/services/script/turn_on with a long-lived token: {r.status}")
+        message = self.observer.wait(lambda m: m[0] == topic and len(self.observer.on(topic)) > count, 20)
+        self.expect(message is not None and message[1] == f'{{"source_disconnected":"{IPHONE}"}}'.encode()
+                    and message[2] is False and message[4] == 1,
+                    f"source_connected.yaml over REST with state disconnected: exactly "
+                    f"{{\"source_disconnected\":\"{IPHONE}\"}} on {topic}, QoS 1, not retained "
+                    f"(got {message and (message[1], message[2], message[4])})")
+
+        async def drops_iphone():
+            return [(await self.hass.state(s))["state"] for s in sensors].count(IPHONE) == 0
+
+        await self.wait_for(drops_iphone, f"the bridge no longer lists {IPHONE}")
+        self.ok(f"source_connected.yaml: the bridge drops {IPHONE} from Alice's sources")
+
+        # Refused before anything is sent: a state that is neither, a phone that is no address, a
+        # device that is not an accessory (the bridge's own). Each stops with an error, publishes nothing.
+        bad_phone = await self.script("bad_phone", {"accessory": alice["id"], "phone": "66:55:44:33:22"})
+        bridge_device = await self.script("bridge_device", {"accessory": bridge["id"], "phone": IPHONE})
+        count = len([m for m in self.observer.messages if m[0].endswith("/set")])
+        for script, state, said in ((iphone, "maybe", "state must be connected or disconnected"),
+                                    (bad_phone, "connected", "is not an address"),
+                                    (bridge_device, "connected", "is not one of aabridge's")):
+            before = (await self.hass.state(script))["attributes"].get("last_triggered")
+            await self.hass.call("script", "turn_on", {"entity_id": script, "variables": {"state": state}})
+
+            async def ran(script=script, before=before):
+                return (await self.hass.state(script))["attributes"].get("last_triggered") != before
+
+            await self.wait_for(ran, f"{script} runs with state {state}")
+            self.ok(f"source_connected.yaml: {script} with state {state} runs (to be refused: ...{said})")
+        await asyncio.sleep(3)
+        sent = [m for m in self.observer.messages if m[0].endswith("/set")][count:]
+        self.expect(not sent, f"source_connected.yaml: a bad state, phone or device publishes nothing ({sent})")
+
+    async def script(self, key, inputs):
+        """Creates a script from the shipped script blueprint through the config API, as the UI does."""
+        await self.hass.rest("POST", f"/api/config/script/config/{key}", {
+            "alias": f"test {key}", "use_blueprint": {"path": "aabridge/source_connected.yaml", "input": inputs}})
+        await self.hass.wait_state(f"script.{key}", lambda s: s["state"] == "off", what="off (ready)")
+        return f"script.{key}"
+
+    async def wait_for(self, condition, what, timeout=20):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            result = condition()
+            if asyncio.iscoroutine(result):
+                result = await result
+            if result:
+                return
+            await asyncio.sleep(0.25)
+        raise Failure(f"not within {timeout} s: {what}")
 
     # ---- restart, config, logs -------------------------------------------------------------------
 
@@ -653,8 +736,12 @@ class Suite:
         self.expect(clean, "hass --script check_config is clean" + ("" if clean else f":\n{output}"))
 
     async def automation_log(self):
+        # The script blueprint's refusals that script_blueprints provokes on purpose are errors.
+        provoked = ("aabridge: state must be", "aabridge: the phone's Bluetooth address is not",
+                    "aabridge: the accessory device is not")
         lines = [line for line in self.hass.log_text().splitlines()
-                 if re.match(r"\S+ \S+ (ERROR|CRITICAL) \([^)]*\) \[homeassistant\.components\.(automation|script)", line)]
+                 if re.match(r"\S+ \S+ (ERROR|CRITICAL) \([^)]*\) \[homeassistant\.components\.(automation|script)", line)
+                 and not any(text in line for text in provoked)]
         self.expect(not lines, "no automation or script made from the blueprints logged an error"
                     + ("" if not lines else ":\n" + "\n".join(lines[:20])))
 

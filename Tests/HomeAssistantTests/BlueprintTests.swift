@@ -45,9 +45,11 @@ private typealias F = HomeAssistantFixtures
 
     // MARK: - Shape
 
-    @Test("the shipped blueprints are the four of docs/home-assistant.md")
+    @Test("the shipped blueprints are the four automation blueprints and the script blueprint")
     func theFiles() throws {
-        #expect(try Self.blueprintPaths() == Self.files.sorted().map { "\(Self.directory)/\($0)" })
+        // And the script blueprint of docs/sources.md, "An iPhone", which the real-HA suite runs.
+        let script = "config/homeassistant/blueprints/script/aabridge/source_connected.yaml"
+        #expect(try Self.blueprintPaths() == (Self.files.map { "\(Self.directory)/\($0)" } + [script]).sorted())
     }
 
     @Test("each has the header Home Assistant requires, and no source_url (there is no public repository to point at)", arguments: files)
