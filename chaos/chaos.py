@@ -1196,6 +1196,8 @@ def scenario_solo_postgres(binary, root, requests):
         skip("solo-postgres", f"PostgreSQL is not installed ({PG_BIN}; scripts/install-deps --test)")
         broker.stop()
         return
+    # PostgreSQL runs as the postgres user, which must reach its directory under the 0700 root.
+    os.chmod(root, 0o755)
     pg = Postgres(work)
     bridges = []
     try:

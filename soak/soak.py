@@ -48,7 +48,10 @@ CAROL = "C1:B2:C3:D4:E5:F6"
 CAROL_IRK = "ec0234a357c8ad05341010a60a397d9b"
 # A slope above these (after the warm-up, per real hour) is a leak, not noise: a week at the
 # real rate is this run's traffic many times over, so even a slow leak shows here.
-LIMITS = {"rss_mib": 8.0, "fds": 6.0, "threads": 3.0, "db_mib": 2.0, "wal_mib": 16.0}
+LIMITS = {"rss_mib": 8.0, "fds": 6.0, "threads": 3.0, "db_mib": 2.0}
+# The WAL is a sawtooth that SQLite's auto-checkpoint (1,000 pages) resets, and its file keeps
+# its largest size: a bound on its size, not on its slope.
+WAL_LIMIT_MIB = 16.0
 # Apple proximity pairing of AirPods Pro (docs/mqtt-api.md's fixture): status 0x22 in the ear,
 # 0x55 in the case with the lid open; and a Nearby Info frame (type 0x10) for the neighbours.
 POD_HEAD, POD_TAIL = "4c000719010e20", "f58f00000a7d9fff27234873d4305e0fed1b39e2b8"
@@ -74,6 +77,9 @@ class Traffic:
         self.sent = 0
         self.addresses = set()
         self.stop = threading.Event()
+        self.running = threading.Event()   # cleared while the broker restarts
+        self.running.set()
+        self.idle = threading.Event()      # set while the thread waits for `running`
         self.publishers = {}
 
     def publisher(self, topic):
@@ -108,6 +114,17 @@ class Traffic:
         slice_s = 0.05
         tick = 0
         while not self.stop.is_set():
+            if not self.running.is_set():
+                # A publisher of a broker that went away could block its pipe: end them all
+                # while the broker is down, and start new ones after.
+                for proc in self.publishers.values():
+                    proc.kill()
+                    proc.wait()
+                self.publishers.clear()
+                self.idle.set()
+                self.running.wait(60)
+                self.idle.clear()
+                continue
             now = time.monotonic() - started
             day_fraction = (now % self.day_s) / self.day_s
             for _ in range(max(1, int(self.rate * slice_s))):
@@ -242,9 +259,12 @@ def main():
                 elif event == "lwt-on":
                     client.pub(f"home/{node}/LWT", "online", retain=True)
                 elif event == "broker":
+                    traffic.running.clear()
+                    traffic.idle.wait(30)
                     broker.stop()
                     time.sleep(1)
                     broker.start()
+                    traffic.running.set()
                     broker_restarts += 1
                     wait_online(client, 30)
         if now >= next_request:
@@ -286,7 +306,7 @@ def main():
         time.sleep(0.05)
     traffic.stop.set()
     alive = bridge.alive()
-    check("soak: the bridge ran to the end (no crash)", alive, f"exit {bridge.proc.returncode}")
+    check("soak: the bridge ran to the end (no crash)", alive, "" if alive else f"exit {bridge.proc.returncode}")
     # Every request answered: a request in flight across a broker restart is QoS 1 and must be too.
     check("soak: every request answered", not unanswered and requests["answered"] == requests["sent"],
           f"{requests['answered']} of {requests['sent']} answered; unanswered: {unanswered[:10]}")
@@ -305,7 +325,11 @@ def main():
            f"{len(traffic.addresses)} distinct neighbour addresses ({len(traffic.addresses) / 7:.0f} per simulated day), "
            f"{requests['sent']} requests, {requests['renames_acked']} acknowledged renames, {broker_restarts} broker "
            f"restarts, {birth} Home Assistant births, {lwt} gateway LWT offline/online cycles")
-    for key, unit in (("rss_mib", "MiB"), ("fds", ""), ("threads", ""), ("db_mib", "MiB"), ("wal_mib", "MiB")):
+    wal = [s["wal_mib"] for s in samples]
+    figure(f"wal_mib: slope {slope_per_hour([(s['t'], s['wal_mib']) for s in warm]):+.2f}MiB/h after warm-up, "
+           f"max {max(wal, default=0):.2f}MiB (limit {WAL_LIMIT_MIB})")
+    check(f"soak: the WAL stays below {WAL_LIMIT_MIB} MiB", max(wal, default=0) <= WAL_LIMIT_MIB, f"max {max(wal, default=0):.2f}")
+    for key, unit in (("rss_mib", "MiB"), ("fds", ""), ("threads", ""), ("db_mib", "MiB")):
         points = [(s["t"], s[key]) for s in warm]
         slope = slope_per_hour(points)
         top = max((v for _, v in points), default=0)
