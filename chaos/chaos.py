@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Fault tests for aabridge around the real release binary, mosquitto, the mosquitto
-command line clients and sqlite3 (stdlib only). Run through scripts/chaos.
+command line clients, sqlite3 and PostgreSQL (stdlib only). Run through scripts/chaos.
 
 Scenarios (each prints PASS/FAIL lines and figures; the summary ends with
 "N passed, M failed"):
@@ -14,6 +14,8 @@ Scenarios (each prints PASS/FAIL lines and figures; the summary ends with
   oversize-flood   48 MiB messages on a gateway topic, the broker without a packet limit
   reconnect-order  a retained state in flight when the link drops (chaos/proxy.py) must not
                    overwrite the newer one the bridge published while disconnected
+  solo-postgres    two more bridges without cluster mode on the first's PostgreSQL database:
+                   each refused with exit 3; the first answers every request exactly once
 Everything listens on 127.0.0.1 only; every loop is bounded in count and time.
 """
 import argparse
@@ -30,7 +32,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Broker, check, figure, summary, wait_for  # noqa: E402
+from harness import PG_BIN, Broker, Postgres, check, figure, summary, wait_for  # noqa: E402
 
 # The highest flood rate offered (msg/s): see flood().
 FLOOD_CEILING = 90_000
@@ -1150,6 +1152,98 @@ def reconnect_order_round(binary, root, n, rounds):
         broker.stop()
 
 
+# ---------------------------------------------------------------------------------------------
+def count_answers(client, name, requests, wait=4):
+    """Sends `requests` requests `name` and counts, per request, the responses that carry its
+    transaction within `wait` seconds of the last (every instance that answers is counted)."""
+    sub = subprocess.Popen(["stdbuf", "-oL", "mosquitto_sub", "-h", "127.0.0.1", "-p", str(client.port), "-q", "1", "-d",
+                            "-t", f"{BASE}/bridge/response/{name}", "-W", str(wait + 5 * requests + 5)],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    lines = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(raw.decode("utf-8", "replace").strip()) for raw in sub.stdout],
+                     daemon=True).start()
+    transactions = [f"count-{os.getpid()}-{n}-{random.randrange(1 << 30)}" for n in range(requests)]
+    answers = {t: 0 for t in transactions}
+    try:
+        while "SUBACK" not in lines.get(timeout=10):
+            pass
+        for transaction in transactions:
+            client.pub(f"{BASE}/bridge/request/{name}", json.dumps({"transaction": transaction}))
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                line = lines.get(timeout=max(0.01, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            try:
+                value = json.loads(line) if line.startswith("{") else None
+            except ValueError:
+                value = None
+            if isinstance(value, dict) and value.get("transaction") in answers:
+                answers[value["transaction"]] += 1
+    finally:
+        sub.kill()
+        sub.wait()
+    return [answers[t] for t in transactions]
+
+
+def scenario_solo_postgres(binary, root, requests):
+    """Two bridges without cluster mode on one PostgreSQL database: the second is refused with
+    exit 3 (the first holds the database's advisory lock), and the first answers each request
+    exactly once. Without the lock both ran and every request had two answers."""
+    work, broker, client = scenario_setup(root, "solo-postgres")
+    if not shutil.which("psql") or not os.path.exists(f"{PG_BIN}/initdb"):
+        skip("solo-postgres", f"PostgreSQL is not installed ({PG_BIN}; scripts/install-deps --test)")
+        broker.stop()
+        return
+    # PostgreSQL runs as the postgres user, which must reach its directory under the 0700 root.
+    os.chmod(root, 0o755)
+    pg = Postgres(work)
+    bridges = []
+    try:
+        pg.init()
+        pg.start()
+        pg.create()
+
+        def bridge(name):
+            directory = os.path.join(work, name)
+            os.makedirs(directory)
+            yaml_text = bridge_yaml(broker.port, os.path.join(directory, "unused.sqlite3")).replace(
+                f"storage:\n  path: {os.path.join(directory, 'unused.sqlite3')}",
+                f"storage:\n  backend: postgresql\n  url: \"{pg.url}\"").replace(
+                "client_id: chaos-bridge", f"client_id: chaos-{name}")
+            b = Bridge(binary, directory, yaml_text)
+            bridges.append(b)
+            return b
+
+        first = bridge("first")
+        first.start()
+        check("solo-postgres: the first bridge answers", wait_online(client, 30))
+        for name in ("second", "third"):
+            other = bridge(name)
+            other.start()
+            try:
+                status = other.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                status = None
+            with open(other.stderr_path, errors="replace") as f:
+                text = f.read()
+            check(f"solo-postgres: the {name} bridge is refused with exit 3", status == 3,
+                  f"exit {status}: {text.strip()[-300:]}")
+            check(f"solo-postgres: the {name} bridge says who holds the database",
+                  "is already running on" in text and "without cluster mode" in text, text.strip()[-300:])
+        check("solo-postgres: the first keeps running", first.alive())
+        counts = count_answers(client, "health", requests)
+        check(f"solo-postgres: each of {requests} requests answered exactly once", counts == [1] * requests,
+              f"answers per request: {counts}")
+        figure(f"solo-postgres: answers per request with three solo bridges started: {sorted(set(counts))}")
+    finally:
+        for b in bridges:
+            b.stop()
+        pg.stop()
+        broker.stop()
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--binary", required=True)
@@ -1174,7 +1268,8 @@ def main():
                      ("secrets", lambda: scenario_secrets(args.binary, root)),
                      ("frozen-broker-shutdown", lambda: scenario_frozen_broker_shutdown(args.binary, root)),
                      ("oversize-flood", lambda: scenario_oversize_flood(args.binary, root, 2 if args.short else 3)),
-                     ("reconnect-order", lambda: scenario_reconnect_order(args.binary, root, 1 if args.short else 3))]
+                     ("reconnect-order", lambda: scenario_reconnect_order(args.binary, root, 1 if args.short else 3)),
+                     ("solo-postgres", lambda: scenario_solo_postgres(args.binary, root, 5 if args.short else 20))]
         unknown = only - {name for name, _ in scenarios}
         if unknown:
             print(f"chaos.py: unknown scenario(s) {', '.join(sorted(unknown))}; known: "

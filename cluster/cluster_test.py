@@ -53,7 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "chaos"))
-from harness import RESULTS, Broker, check, figure, free_port, summary, wait_for  # noqa: E402
+from harness import RESULTS, Broker, Postgres, check, figure, free_port, summary, wait_for  # noqa: E402
 
 try:
     import paho.mqtt.client as mqtt
@@ -61,7 +61,6 @@ except ImportError:  # reported by main(); --selftest's pure checks still run
     mqtt = None
 
 BASE = "aabridge"
-PG_BIN = os.environ.get("PG_BIN", "/usr/lib/postgresql/15/bin")
 PRODUCT = "AirPods or Beats"
 INSTANCES = ["a", "b", "c"]
 VICTIM = "b"                       # the instance killed and restarted
@@ -116,108 +115,6 @@ def generations(rows, count):
 
 
 # ---------------------------------------------------------------------------------------------
-class Postgres:
-    """A throwaway PostgreSQL cluster: initdb in `root`/pg, owned by the postgres system user
-    (initdb and postgres refuse to run as root), TCP on 127.0.0.1 only, trust authentication
-    for the role `aabridge` which owns the database `aabridge`."""
-
-    def __init__(self, root, user="postgres"):
-        self.dir = os.path.join(root, "pg")
-        self.data = os.path.join(self.dir, "data")
-        self.log = os.path.join(self.dir, "postgres.log")
-        self.port = free_port()
-        self.user = user
-        self.proc = None
-        self.url = f"postgresql://aabridge@127.0.0.1:{self.port}/aabridge"
-
-    def _as_postgres(self):
-        import pwd
-        entry = pwd.getpwnam(self.user)
-        return dict(user=entry.pw_uid, group=entry.pw_gid, extra_groups=[])
-
-    def init(self):
-        os.makedirs(self.dir)
-        import pwd
-        entry = pwd.getpwnam(self.user)
-        os.chown(self.dir, entry.pw_uid, entry.pw_gid)
-        # The temp root is 0700 root's: the postgres user must be able to reach its directory.
-        parent = os.path.dirname(self.dir)
-        os.chmod(parent, 0o755)
-        r = subprocess.run([f"{PG_BIN}/initdb", "-D", self.data, "-A", "trust", "-U", "postgres", "-E", "UTF8",
-                            "--no-sync"], capture_output=True, cwd=self.dir, **self._as_postgres())
-        if r.returncode != 0:
-            raise RuntimeError(f"initdb failed: {r.stderr.decode(errors='replace')[-500:]}")
-        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
-            f.write(f"\nlisten_addresses = '127.0.0.1'\nport = {self.port}\nunix_socket_directories = '{self.dir}'\n"
-                    f"max_connections = 100\nsynchronous_commit = on\nfsync = on\n")
-        with open(os.path.join(self.data, "pg_hba.conf"), "w") as f:
-            f.write("local all all trust\nhost all all 127.0.0.1/32 trust\n")
-
-    def start(self, timeout=30):
-        log = open(self.log, "ab")
-        self.proc = subprocess.Popen([f"{PG_BIN}/postgres", "-D", self.data], stdout=log, stderr=log,
-                                     cwd=self.dir, **self._as_postgres())
-        log.close()
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"postgres exited with {self.proc.returncode} (see {self.log})")
-            if self.ready():
-                return True
-            time.sleep(0.1)
-        raise RuntimeError("postgres did not accept connections")
-
-    def ready(self):
-        r = subprocess.run([f"{PG_BIN}/pg_isready", "-h", "127.0.0.1", "-p", str(self.port), "-q"],
-                           capture_output=True)
-        return r.returncode == 0
-
-    def create(self):
-        self.psql("CREATE ROLE aabridge LOGIN", database="postgres", user="postgres")
-        self.psql("CREATE DATABASE aabridge OWNER aabridge", database="postgres", user="postgres")
-
-    def stop(self, mode="fast", timeout=60):
-        """Stops the postmaster: 'fast' (SIGINT, as pg_ctl stop -m fast) or 'kill' (SIGKILL of
-        the postmaster; its backends notice and exit, the next start runs crash recovery)."""
-        if not self.proc or self.proc.poll() is not None:
-            return
-        self.proc.send_signal(signal.SIGKILL if mode == "kill" else signal.SIGINT)
-        try:
-            self.proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        if mode == "kill":
-            # Backends outlive a killed postmaster until they notice; a new postmaster refuses to
-            # start while they hold the old shared memory. Wait until no process uses the data dir.
-            wait_for(lambda: not self._backends(), 30, 0.1)
-
-    def _backends(self):
-        found = []
-        for pid in os.listdir("/proc"):
-            if not pid.isdigit():
-                continue
-            try:
-                with open(f"/proc/{pid}/cmdline", "rb") as f:
-                    cmd = f.read()
-                if b"postgres" in cmd and os.readlink(f"/proc/{pid}/cwd") in (self.data, self.dir):
-                    found.append(int(pid))
-            except OSError:
-                continue
-        return found
-
-    def psql(self, query, database="aabridge", user="aabridge", timeout=30):
-        """Runs one query; returns its rows as lists of strings (tab-separated, unaligned).
-        Raises RuntimeError on failure."""
-        r = subprocess.run(["psql", "-X", "-q", "-At", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1",
-                            "-p", str(self.port), "-U", user, "-d", database, "-c", query],
-                           capture_output=True, timeout=timeout)
-        if r.returncode != 0:
-            raise RuntimeError(f"psql: {r.stderr.decode(errors='replace').strip()[:300]}")
-        out = r.stdout.decode(errors="replace")
-        return [line.split("\t") for line in out.splitlines() if line]
-
-
 def instance_yaml(name, broker_port, pg_url, accessories, partitions, debounce_ms, cluster=True, storage_path=None):
     lines = [f"""mqtt:
   server: mqtt://127.0.0.1:{broker_port}

@@ -52,6 +52,21 @@ enum ConfigurationAdvice {
                         + "or the environment sees it: give it as storage.password_file (or AABRIDGE_STORAGE_PASSWORD) instead",
                     origin: decoder.origins["storage.url"]))
         }
+        // Cluster settings without cluster mode are ignored: this bridge would run solo, and be
+        // refused (exit 3) by the cluster it was meant to join.
+        if !configuration.cluster.enabled {
+            for key in ["instance", "partitions"] {
+                let path = "cluster.\(key)"
+                guard let origin = decoder.origins[path] else { continue }
+                warnings.append(
+                    ConfigurationIssue(
+                        path: path,
+                        message:
+                            "is set, but cluster.enabled is not true: it is ignored and this bridge runs alone (and is refused "
+                            + "by a cluster already on the database); set cluster.enabled: true, or remove it",
+                        origin: origin))
+            }
+        }
         return warnings
     }
 

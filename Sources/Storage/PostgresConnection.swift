@@ -333,78 +333,104 @@ public final class PostgresConnection {
         return false
     }
 
-    /// `url` without its password: for log lines, `bridge/info` and error messages.
+    /// `url` without its secrets: for log lines, `bridge/info` and error messages.
     ///
-    /// A URL loses the password of `user:password@` and any `password=` query parameter; a
-    /// `key=value` string loses its `password` pair. Everything else is kept as written.
+    /// Rebuilt from libpq's own parse (`PQconninfoParse`), not from the text as written: libpq
+    /// percent-decodes a URI's parameter names as well as its values (`?pass%77ord=` is a
+    /// password to it), so only its parse knows which option is which. Every option libpq
+    /// marks secret (its `dispchar` is `*`: `password`, `sslpassword`, …) is left out, and so
+    /// is `password` itself whatever libpq says. A URI comes back as a URI
+    /// (`postgresql://user@host:port/dbname?option=value`, options in libpq's order), a
+    /// `key=value` string as `key=value` pairs. A string libpq cannot parse is not shown at all.
     public static func redacted(_ url: String) -> String {
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        guard let options = PQconninfoParse(url, &errorMessage) else {
+            if let errorMessage { PQfreemem(errorMessage) }
+            return unparseable
+        }
+        defer { PQconninfoFree(options) }
+        var shown: [(keyword: String, value: String)] = []
+        var option = options
+        while let keyword = option.pointee.keyword {
+            defer { option += 1 }
+            guard let value = option.pointee.val else { continue }
+            let name = String(cString: keyword)
+            let secret = option.pointee.dispchar.map { String(cString: $0) == "*" } ?? false
+            if secret || name == "password" { continue }
+            shown.append((name, String(cString: value)))
+        }
         for scheme in ["postgresql://", "postgres://"] where url.hasPrefix(scheme) {
-            return redactedURI(String(url.dropFirst(scheme.count)), scheme: scheme)
+            return uri(scheme: scheme, shown)
         }
-        return redactedKeywords(url)
+        return shown.map { "\($0.keyword)=\(quotedValue($0.value))" }.joined(separator: " ")
     }
 
-    private static func redactedURI(_ rest: String, scheme: String) -> String {
-        let authorityEnd = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
-        var authority = String(rest[..<authorityEnd])
-        var tail = String(rest[authorityEnd...])
-        if let at = authority.lastIndex(of: "@") {
-            let userInfo = authority[..<at]
-            if let colon = userInfo.firstIndex(of: ":") {
-                authority = String(userInfo[..<colon]) + String(authority[at...])
-            }
+    /// What ``redacted(_:)`` shows for a string libpq cannot parse (its parts are unknown,
+    /// so any of them could be a password).
+    public static let unparseable = "<a connection string libpq cannot parse; not shown>"
+
+    private static func uri(scheme: String, _ options: [(keyword: String, value: String)]) -> String {
+        var rest = options
+        func take(_ keyword: String) -> String? {
+            guard let index = rest.firstIndex(where: { $0.keyword == keyword }) else { return nil }
+            return rest.remove(at: index).value
         }
-        if let question = tail.firstIndex(of: "?") {
-            let query = tail[tail.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false)
-            let kept = query.filter { !$0.lowercased().hasPrefix("password=") }
-            tail = String(tail[..<question]) + (kept.isEmpty ? "" : "?" + kept.joined(separator: "&"))
+        let user = take("user")
+        let dbname = take("dbname")
+        var hosts = (take("host") ?? "").split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        let ports = (take("port") ?? "").split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        // A socket directory cannot be a URI's host: it goes to the query, as libpq accepts it.
+        var query: [(keyword: String, value: String)] = []
+        if hosts.contains(where: { $0.hasPrefix("/") || $0.hasPrefix("@") }) {
+            query.append(("host", hosts.joined(separator: ",")))
+            hosts = []
         }
-        return scheme + authority + tail
+        var authority = user.map { percentEncoded($0) + "@" } ?? ""
+        if hosts.isEmpty, !ports.isEmpty, ports != [""] {
+            query.append(("port", ports.joined(separator: ",")))
+        } else {
+            let count = max(hosts.count, ports.count)
+            authority += (0..<count).map { index in
+                var host = index < hosts.count ? hosts[index] : ""
+                if host.contains(":") { host = "[" + host + "]" } else { host = percentEncoded(host) }
+                let port = ports.count == 1 ? ports[0] : (index < ports.count ? ports[index] : "")
+                return port.isEmpty ? host : host + ":" + port
+            }.joined(separator: ",")
+        }
+        query += rest
+        var text = scheme + authority
+        if let dbname { text += "/" + percentEncoded(dbname) }
+        if !query.isEmpty {
+            text += "?" + query.map { percentEncoded($0.keyword) + "=" + percentEncoded($0.value) }.joined(separator: "&")
+        }
+        return text
     }
 
-    private static func redactedKeywords(_ text: String) -> String {
-        let characters = Array(text)
-        var index = 0
-        var pairs: [String] = []
-        func skipSpaces() { while index < characters.count && characters[index].isWhitespace { index += 1 } }
-        while true {
-            skipSpaces()
-            guard index < characters.count else { break }
-            var key = ""
-            while index < characters.count && characters[index] != "=" && !characters[index].isWhitespace {
-                key.append(characters[index])
-                index += 1
+    /// RFC 3986's unreserved characters as they are, everything else `%XX`.
+    private static func percentEncoded(_ text: String) -> String {
+        var encoded = ""
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
+                encoded.append(Character(Unicode.Scalar(byte)))
+            default:
+                encoded += "%" + String(byte >> 4, radix: 16, uppercase: true) + String(byte & 0x0F, radix: 16, uppercase: true)
             }
-            skipSpaces()
-            var raw = ""
-            if index < characters.count && characters[index] == "=" {
-                index += 1
-                skipSpaces()
-                if index < characters.count && characters[index] == "'" {
-                    raw.append("'")
-                    index += 1
-                    while index < characters.count && characters[index] != "'" {
-                        if characters[index] == "\\" && index + 1 < characters.count {
-                            raw.append(characters[index])
-                            index += 1
-                        }
-                        raw.append(characters[index])
-                        index += 1
-                    }
-                    if index < characters.count {
-                        raw.append("'")
-                        index += 1
-                    }
-                } else {
-                    while index < characters.count && !characters[index].isWhitespace {
-                        raw.append(characters[index])
-                        index += 1
-                    }
-                }
-            }
-            if key.lowercased() != "password" { pairs.append("\(key)=\(raw)") }
         }
-        return pairs.joined(separator: " ")
+        return encoded
+    }
+
+    /// A `key=value` value, single-quoted (with `\'` and `\\`) when it is empty or holds a
+    /// space, a quote or a backslash, as libpq's keyword syntax asks.
+    private static func quotedValue(_ value: String) -> String {
+        guard value.isEmpty || value.contains(where: { $0.isWhitespace || $0 == "'" || $0 == "\\" }) else { return value }
+        var quoted = "'"
+        for character in value {
+            if character == "'" || character == "\\" { quoted.append("\\") }
+            quoted.append(character)
+        }
+        return quoted + "'"
     }
 }
 

@@ -37,20 +37,36 @@ public final class PostgresStore: AccessoryStorage {
     public let origin: String
     private let connection: Mutex<PostgresConnection?>
     private let commits = Atomic<Int>(0)
+    private let instanceLock: PostgresInstanceLock?
+    private let onLockLost: @Sendable (StorageError) -> Void
+    /// Set once a reconnect found the instance lock taken: the store is no longer this bridge's.
+    private let lockLost = Mutex<StorageError?>(nil)
 
     public var committedTransactions: Int { commits.load(ordering: .relaxed) }
 
-    /// Connects, then creates or migrates the schema.
+    /// Connects, then creates or migrates the schema, then takes `instanceLock` if given.
     ///
+    /// - Parameters:
+    ///   - instanceLock: who may run beside this store on the database (``PostgresInstanceLock``);
+    ///     nil takes no lock (tools, tests of the store itself).
+    ///   - onLockLost: called (on the calling thread, once) when a reconnect finds the lock
+    ///     taken by another bridge; every later call then fails with `.alreadyInUse`.
     /// - Throws: `.cannotOpen` for a malformed URL, a refused login or a missing database,
     ///   `.unavailable` when the server cannot be reached, `.newerSchema` for a database
-    ///   migrated by a newer aabridge (left unchanged).
-    public init(url: String, password: String? = nil, origin: String = "", applicationName: String = "aabridge") throws(StorageError) {
+    ///   migrated by a newer aabridge (left unchanged), `.alreadyInUse` when another bridge
+    ///   holds the instance lock.
+    public init(
+        url: String, password: String? = nil, origin: String = "", applicationName: String = "aabridge",
+        instanceLock: PostgresInstanceLock? = nil, onLockLost: @escaping @Sendable (StorageError) -> Void = { _ in }
+    ) throws(StorageError) {
         let connection = try PostgresConnection(url: url, password: password, applicationName: applicationName)
         location = connection.location
         self.origin = origin
+        self.instanceLock = instanceLock
+        self.onLockLost = onLockLost
         do throws(StorageError) {
             try Self.migrate(connection)
+            if let instanceLock, try !instanceLock.take(on: connection) { throw instanceLock.refusal(on: connection) }
         } catch {
             connection.close()
             throw error
@@ -144,7 +160,21 @@ public final class PostgresStore: AccessoryStorage {
     private func withConnection<T: Sendable>(_ body: (PostgresConnection) throws(StorageError) -> T) throws(StorageError) -> T {
         try connection.withLock { connection throws(StorageError) -> T in
             guard let connection else { throw StorageError(.closed, message: "the store for \(location) is closed") }
-            if !connection.isConnected { try connection.reconnect() }
+            if let lost = lockLost.withLock({ $0 }) { throw lost }
+            if !connection.isConnected {
+                try connection.reconnect()
+                // The server dropped the session and its lock with it: take it again before
+                // anything is read or written, or give the database up to whoever took it.
+                if let instanceLock, try !instanceLock.take(on: connection) {
+                    let refusal = instanceLock.refusal(on: connection)
+                    let lost = StorageError(
+                        .alreadyInUse, message: "after reconnecting, \(refusal.message); this aabridge stops")
+                    lockLost.withLock { $0 = lost }
+                    connection.close()
+                    onLockLost(lost)
+                    throw lost
+                }
+            }
             return try body(connection)
         }
     }

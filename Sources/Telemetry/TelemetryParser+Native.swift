@@ -9,7 +9,8 @@ extension TelemetryParser {
         guard idText.utf8.count == 12, let accessory = BluetoothAddress(idText) else {
             return .rejected(
                 TelemetryRejection(
-                    .invalidAddress, "topic level \(JSONFields.excerpt(idText)) is not a 12-hex-digit accessory ID", field: "topic",
+                    .invalidAddress, "topic level \(JSONFields.excerpt(KeyedTopic.redacted(idText))) is not a 12-hex-digit accessory ID",
+                    field: "topic",
                     gateway: gateway))
         }
         switch AccessoryReportParser.parse(payload, accessory: accessory, gateway: gateway) {

@@ -51,7 +51,7 @@ public struct TelemetryParser: Hashable, Sendable {
             return Self.parseStatus(payload, gateway: captures.first ?? name, receivedAt: receivedAt)
         }
         guard let captures = self.topic.match(topic) else {
-            return .ignored("topic \(JSONFields.excerpt(topic)) does not match \(self.topic) or the status topic")
+            return .ignored("topic \(JSONFields.excerpt(KeyedTopic.redacted(topic))) does not match \(self.topic) or the status topic")
         }
         let gateway = gatewayName(topic: topic, captures: captures)
         let result: Result<TelemetryMessage, TelemetryRejection>
@@ -92,15 +92,28 @@ public struct TelemetryParser: Hashable, Sendable {
 
     /// ESPresense publishes per room: `espresense/devices/<device id>/<room>`; the room is the gateway.
     /// Other formats name the gateway at the pattern's first `+`.
+    ///
+    /// A level that carries a key (``KeyedTopic``) is never a gateway's name: it would be echoed
+    /// in every log line, metric label and sensor of that gateway. An ESPresense topic without
+    /// its room level (`espresense/devices/irk:<hex>`) would otherwise name the gateway after the
+    /// device's id; it takes the entry's name, as an empty room does.
     func gatewayName(topic: String, captures: [String]) -> String {
+        let candidate: String
         if format == .espresense {
-            if let last = topic.utf8.lastIndex(of: UInt8(ascii: "/")) {
-                let room = String(topic[topic.utf8.index(after: last)...])
-                if !room.isEmpty { return room }
-            }
-            return name
+            let levels = topic.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).count
+            guard levels >= espresenseLevels, let last = topic.utf8.lastIndex(of: UInt8(ascii: "/")) else { return name }
+            candidate = String(topic[topic.utf8.index(after: last)...])
+        } else {
+            candidate = self.topic.singleLevelWildcards > 0 ? captures[0] : name
         }
-        return self.topic.singleLevelWildcards > 0 ? captures[0] : name
+        return candidate.isEmpty || KeyedTopic.carriesKey(candidate) ? name : candidate
+    }
+
+    /// How many levels an ESPresense topic has with its device id and room: the filter's
+    /// (`espresense/devices/#`: the `#` stands for both, one level more than the filter has).
+    var espresenseLevels: Int {
+        let levels = topic.levels.count
+        return topic.levels.last?.kind == .multi ? levels + 1 : levels
     }
 
     /// `online` / `offline` in any case, surrounding whitespace allowed.

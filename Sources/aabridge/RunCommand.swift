@@ -16,12 +16,12 @@ import Storage
 #endif
 
 /// `aabridge run`: loads and validates the configuration (exit 2 with every error), takes
-/// the database's lock (SQLite; exit 3 when another aabridge holds it), opens the database
+/// the database's lock (SQLite's lock file, PostgreSQL's advisory lock; exit 3 when another aabridge holds it), opens the database
 /// (SQLite's file or PostgreSQL's `storage.url`; exit 1 with a clear reason), then runs the bridge until SIGTERM/SIGINT; the runtime returns the
 /// status from there on (4 when the session's first commit cannot be stored,
 /// `BridgeRuntime.activationNotStoredExitStatus`).
 enum RunCommand {
-    /// Another aabridge already runs on `storage.path`: a restart will not help until it stops.
+    /// Another aabridge already runs on `storage.path` (or `storage.url`): a restart will not help until it stops.
     static let alreadyRunningExitStatus: Int32 = 3
 
     static func run(options: [String]) async -> Int32 {
@@ -64,8 +64,9 @@ enum RunCommand {
         return await run(configuration, store: store)
     }
 
-    /// PostgreSQL: no `DatabaseLock` (the database is on another machine, and the schema's
-    /// migrations take an advisory lock of their own). A server that cannot be reached at
+    /// PostgreSQL: no `DatabaseLock` (the database is on another machine); the store's
+    /// instance lock (an advisory lock) refuses a second solo bridge, or a solo bridge beside
+    /// a cluster, with exit 3, as SQLite's lock does. A server that cannot be reached at
     /// start is the same failure as a database that cannot be opened: exit 1, and the service
     /// manager's restart tries again.
     private static func runOnPostgres(_ configuration: BridgeConfiguration) async -> Int32 {
@@ -75,8 +76,18 @@ enum RunCommand {
             // In a cluster, each commit's notification names this instance, so that the others
             // reload what it changed and it skips its own (docs/scaling.md).
             let origin = configuration.cluster.enabled ? configuration.cluster.instance : ""
+            // One solo bridge per database, or cluster members only (PostgresInstanceLock).
             store = try PostgresStore(
-                url: configuration.storage.url ?? "", password: configuration.storage.password?.revealed, origin: origin)
+                url: configuration.storage.url ?? "", password: configuration.storage.password?.revealed, origin: origin,
+                instanceLock: configuration.cluster.enabled ? .clusterMember : .solo,
+                onLockLost: { error in
+                    // Another bridge owns the database now; answering beside it would answer twice.
+                    printError("aabridge: storage.url: \(error.message)")
+                    exit(alreadyRunningExitStatus)
+                })
+        } catch  where error.code == .alreadyInUse {
+            printError("aabridge: storage.url: \(error.message)")
+            return alreadyRunningExitStatus
         } catch {
             printError("aabridge: storage.url: \(error.message)")
             return 1

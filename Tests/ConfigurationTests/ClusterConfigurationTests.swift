@@ -37,4 +37,17 @@ struct ClusterConfigurationTests {
         #expect(issues.map(\.path) == [path], "\(issues)")
         #expect(issues.first?.message.contains(message) == true, "\(issues)")
     }
+
+    @Test("cluster.instance or cluster.partitions without cluster.enabled: true is a warning at its key path; with it, none")
+    func settingsWithoutClusterMode() throws {
+        let both = try ConfigurationTestSupport.load(Self.storage + "cluster:\n  instance: gw-2\n  partitions: 8\n")
+        #expect(both.warnings.map(\.path) == ["cluster.instance", "cluster.partitions"])
+        #expect(both.warnings.allSatisfy { $0.message.contains("cluster.enabled is not true") })
+        let off = try ConfigurationTestSupport.load(Self.storage + "cluster:\n  enabled: false\n  partitions: 8\n")
+        #expect(off.warnings.map(\.path) == ["cluster.partitions"])
+        let on = try ConfigurationTestSupport.load(Self.storage + "cluster:\n  enabled: true\n  instance: gw-2\n  partitions: 8\n")
+        #expect(on.warnings.isEmpty)
+        let none = try ConfigurationTestSupport.load(Self.storage)
+        #expect(none.warnings.isEmpty)
+    }
 }

@@ -210,7 +210,8 @@ struct Ingest {
 
     /// The warning for a retained request (also the pairing form's, for its topic).
     static func retainedRefusal(_ topic: String) -> String {
-        "ignored a retained message on \(topic): publish requests without retain (clear it with: mosquitto_pub -r -n -t '\(topic)')"
+        let topic = KeyedTopic.redacted(topic)
+        return "ignored a retained message on \(topic): publish requests without retain (clear it with: mosquitto_pub -r -n -t '\(topic)')"
     }
 
     static func request(name: String, payload: [UInt8]) -> IncomingRequest {
