@@ -16,6 +16,10 @@ Scenarios (each prints PASS/FAIL lines and figures; the summary ends with
                    overwrite the newer one the bridge published while disconnected
   solo-postgres    two more bridges without cluster mode on the first's PostgreSQL database:
                    each refused with exit 3; the first answers every request exactly once
+  http-rebinding   a console without a token: foreign Host, missing Host, foreign Origin
+                   on the request API, /events and /metrics: refused, the accessories unchanged
+  http-idle-connections  40 idle connections from 127.0.0.1: /healthz from 127.0.0.2 still
+                   answers at once, and the idle ones are closed after the header timeout
 Everything listens on 127.0.0.1 only; every loop is bounded in count and time.
 """
 import argparse
@@ -25,6 +29,7 @@ import queue
 import random
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -32,7 +37,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import PG_BIN, Broker, Postgres, check, figure, summary, wait_for  # noqa: E402
+from harness import PG_BIN, Broker, Postgres, check, figure, free_port, summary, wait_for  # noqa: E402
 
 # The highest flood rate offered (msg/s): see flood().
 FLOOD_CEILING = 90_000
@@ -1241,6 +1246,113 @@ def scenario_solo_postgres(binary, root, requests):
         for b in bridges:
             b.stop()
         pg.stop()
+def http_exchange(port, raw, source="127.0.0.1", timeout=10):
+    """One raw HTTP request to 127.0.0.1:port from `source`; (status or 0, body bytes)."""
+    with socket.socket() as s:
+        s.settimeout(timeout)
+        s.bind((source, 0))
+        s.connect(("127.0.0.1", port))
+        s.sendall(raw)
+        data = b""
+        try:
+            while chunk := s.recv(65536):
+                data += chunk
+        except (socket.timeout, ConnectionResetError):
+            pass
+    head, _, body = data.partition(b"\r\n\r\n")
+    parts = head.split(b" ")
+    return (int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0), body
+
+
+def http_request(port, method, path, host="default", origin=None, body=b"", version="1.1", source="127.0.0.1"):
+    lines = [f"{method} {path} HTTP/{version}"]
+    if host is not None:
+        lines.append(f"Host: {f'127.0.0.1:{port}' if host == 'default' else host}")
+    if origin:
+        lines.append(f"Origin: {origin}")
+    lines += ["Connection: close", f"Content-Length: {len(body)}", "", ""]
+    return http_exchange(port, "\r\n".join(lines).encode() + body, source=source)
+
+
+def http_bridge(binary, root, name, extra=""):
+    work, broker, client = scenario_setup(root, name)
+    hport = free_port()
+    yaml_text = bridge_yaml(broker.port, os.path.join(work, "db.sqlite3")) + f"http:\n  listen: 127.0.0.1:{hport}\n{extra}"
+    bridge = Bridge(binary, work, yaml_text)
+    bridge.start()
+    return broker, client, bridge, hport
+
+
+def scenario_http_rebinding(binary, root):
+    print("== http-rebinding: a console without a token, a page on another name re-resolved to 127.0.0.1", flush=True)
+    broker, client, bridge, port = http_bridge(binary, root, "http-rebinding")
+    try:
+        check("http-rebinding: the bridge came online", wait_online(client))
+        evil = f"evil.example:{port}"
+        remove = json.dumps({"id": AIRPODS}).encode()
+        rename = json.dumps({"id": HEADPHONES, "name": "pwned"}).encode()
+        statuses = {
+            "remove, foreign Host and matching Origin": http_request(port, "POST", "/api/request/accessory/remove", evil,
+                                                                      f"http://{evil}", remove)[0],
+            "rename, foreign Host and matching Origin": http_request(port, "POST", "/api/request/accessory/rename", evil,
+                                                                      f"http://{evil}", rename)[0],
+            "remove, HTTP/1.0 without Host, foreign Origin": http_request(port, "POST", "/api/request/accessory/remove", None,
+                                                                           "http://evil.example", remove, version="1.0")[0],
+            "remove, own Host, foreign Origin": http_request(port, "POST", "/api/request/accessory/remove",
+                                                             origin="http://evil.example", body=remove)[0],
+            "/events, foreign Host": http_request(port, "GET", "/events", evil)[0],
+            "/metrics, foreign Host": http_request(port, "GET", "/metrics", evil)[0],
+        }
+        for what, status in statuses.items():
+            check(f"http-rebinding: {what} refused", status in (400, 403), f"status {status}")
+        health = http_request(port, "POST", "/api/request/health", "localhost:%d" % port, f"http://localhost:{port}", b"{}")
+        count = json.loads(health[1] or b"{}").get("data", {}).get("accessories")
+        check("http-rebinding: both accessories still there (asked with Host localhost)", health[0] == 200 and count == 2,
+              f"status {health[0]}, accessories {count}")
+        listed = client.first(f"{BASE}/bridge/accessories", wait=3)
+        check("http-rebinding: no accessory renamed", bool(listed) and "pwned" not in listed[0][1] and "Bob" in listed[0][1])
+    finally:
+        bridge.stop()
+        broker.stop()
+
+
+def scenario_http_idle_connections(binary, root):
+    print("== http-idle-connections: 40 idle connections from one address", flush=True)
+    broker, client, bridge, port = http_bridge(binary, root, "http-idle-connections", "  header_timeout_s: 3\n")
+    held = []
+    try:
+        check("http-idle-connections: the bridge came online", wait_online(client))
+        for _ in range(40):
+            s = socket.socket()
+            s.settimeout(15)
+            s.bind(("127.0.0.1", 0))
+            s.connect(("127.0.0.1", port))
+            held.append(s)
+        time.sleep(0.5)
+        start = time.monotonic()
+        status = http_request(port, "GET", "/healthz", source="127.0.0.2")[0]
+        took = time.monotonic() - start
+        figure(f"http-idle-connections: /healthz from 127.0.0.2 beside 40 idle connections: {took * 1000:.0f} ms")
+        check("http-idle-connections: /healthz from another address answers 200 within 2 s", status == 200 and took < 2,
+              f"status {status}, {took:.2f} s")
+
+        def closed(s):
+            try:
+                return s.recv(1) == b""
+            except (socket.timeout, ConnectionResetError):
+                return True
+        start = time.monotonic()
+        ends = [closed(s) for s in held]
+        took = time.monotonic() - start
+        figure(f"http-idle-connections: all 40 idle connections closed by the bridge within {took:.1f} s (header timeout 3 s)")
+        check("http-idle-connections: every idle connection closed by the bridge within 10 s", all(ends) and took < 10,
+              f"{sum(ends)} of 40 closed, {took:.1f} s")
+        again = http_request(port, "GET", "/healthz")[0]
+        check("http-idle-connections: 127.0.0.1 served again afterwards", again == 200, f"status {again}")
+    finally:
+        for s in held:
+            s.close()
+        bridge.stop()
         broker.stop()
 
 
@@ -1269,7 +1381,9 @@ def main():
                      ("frozen-broker-shutdown", lambda: scenario_frozen_broker_shutdown(args.binary, root)),
                      ("oversize-flood", lambda: scenario_oversize_flood(args.binary, root, 2 if args.short else 3)),
                      ("reconnect-order", lambda: scenario_reconnect_order(args.binary, root, 1 if args.short else 3)),
-                     ("solo-postgres", lambda: scenario_solo_postgres(args.binary, root, 5 if args.short else 20))]
+                     ("solo-postgres", lambda: scenario_solo_postgres(args.binary, root, 5 if args.short else 20)),
+                     ("http-rebinding", lambda: scenario_http_rebinding(args.binary, root)),
+                     ("http-idle-connections", lambda: scenario_http_idle_connections(args.binary, root))]
         unknown = only - {name for name, _ in scenarios}
         if unknown:
             print(f"chaos.py: unknown scenario(s) {', '.join(sorted(unknown))}; known: "

@@ -7,18 +7,43 @@
 // MHD_start_daemon is variadic, which Swift cannot call: this fixed-argument wrapper passes
 // the options the bridge uses. One thread per connection (the bridge's handlers wait for the
 // runtime's answer; the connection limit bounds the threads), bound to `address` only.
+// `accept` decides at accept time who may connect (NULL: everyone); `per_client_limit`
+// bounds one address's connections, so one client cannot take every place. The daemon's
+// connection timeout is the short one a connection gets while its request's headers are
+// awaited; a request that has arrived gets the longer one (aabridge_mhd_set_timeout).
 static inline struct MHD_Daemon *aabridge_mhd_start(
-    const struct sockaddr_in *address, unsigned int connection_limit, unsigned int timeout_seconds,
+    const struct sockaddr_in *address, unsigned int connection_limit, unsigned int per_client_limit,
+    unsigned int header_timeout_seconds, MHD_AcceptPolicyCallback accept, void *accept_context,
     MHD_AccessHandlerCallback handler, void *handler_context,
     MHD_RequestCompletedCallback completed, void *completed_context) {
     return MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL,
-        ntohs(address->sin_port), NULL, NULL, handler, handler_context,
+        ntohs(address->sin_port), accept, accept_context, handler, handler_context,
         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)address,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-        MHD_OPTION_CONNECTION_TIMEOUT, timeout_seconds,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, header_timeout_seconds,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
         MHD_OPTION_END);
+}
+
+// MHD_set_connection_option is variadic too: one connection's inactivity timeout (it also
+// restarts the connection's timer).
+static inline void aabridge_mhd_set_timeout(struct MHD_Connection *connection, unsigned int seconds) {
+    (void)MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
+}
+
+// The client's IPv4 address in host byte order, 0 when it is not IPv4.
+static inline uint32_t aabridge_ipv4_of(const struct sockaddr *address, socklen_t length) {
+    if (address == NULL || address->sa_family != AF_INET || length < (socklen_t)sizeof(struct sockaddr_in)) return 0;
+    return ntohl(((const struct sockaddr_in *)address)->sin_addr.s_addr);
+}
+
+// The connection's client address (as aabridge_ipv4_of), 0 when unknown.
+static inline uint32_t aabridge_mhd_client_ipv4(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) return 0;
+    return aabridge_ipv4_of(info->client_addr, sizeof(struct sockaddr_in));
 }
 
 // The reader's "end of stream" is a macro with a cast, which Swift does not import.

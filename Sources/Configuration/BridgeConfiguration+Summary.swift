@@ -111,7 +111,9 @@ extension BridgeConfiguration {
                 Self.object([
                     ("listen", .string(http.listen?.description)), ("token_set", .bool(http.token != nil)),
                     ("token_file", .string(http.tokenFile)), ("connection_limit", .int(http.connectionLimit)),
-                    ("timeout_s", .int(http.timeoutSeconds)),
+                    ("timeout_s", .int(http.timeoutSeconds)), ("connections_per_client", .int(http.connectionsPerClient)),
+                    ("header_timeout_s", .int(http.headerTimeoutSeconds)), ("allowed_hosts", Self.strings(http.allowedHosts)),
+                    ("allowed_clients", Self.strings(http.allowedClients.map(\.description))),
                 ])
             ),
             (

@@ -8,8 +8,19 @@ public struct HTTPConfiguration: Hashable, Sendable, CustomStringConvertible {
     public var tokenFile: String?
     /// Connections served at once; more are closed at once (libmicrohttpd's connection limit).
     public var connectionLimit: Int
-    /// Seconds a connection may stay idle before it is closed.
+    /// Seconds a connection with a request may stay idle before it is closed.
     public var timeoutSeconds: Int
+    /// Connections one client address may hold at once; more are closed at once.
+    public var connectionsPerClient: Int
+    /// Seconds a connection may wait, idle, for its request's headers (a new connection, or
+    /// a kept-alive one between requests).
+    public var headerTimeoutSeconds: Int
+    /// Without a token, the `Host` names accepted besides the listen address's own
+    /// (lower case; `name` matches any port, `name:port` that port only).
+    public var allowedHosts: [String]
+    /// Who may connect (empty: anyone who can reach the address). This machine's loopback
+    /// addresses may always connect.
+    public var allowedClients: [ClientRange]
 
     /// An IPv4 address and a port.
     public struct Listen: Hashable, Sendable, CustomStringConvertible {
@@ -34,15 +45,24 @@ public struct HTTPConfiguration: Hashable, Sendable, CustomStringConvertible {
         public var description: String { "\(host):\(port)" }
     }
 
-    public init(listen: Listen? = nil, token: Secret? = nil, connectionLimit: Int = 32, timeoutSeconds: Int = 30) {
+    public init(
+        listen: Listen? = nil, token: Secret? = nil, connectionLimit: Int = 32, timeoutSeconds: Int = 30, connectionsPerClient: Int = 8,
+        headerTimeoutSeconds: Int = 5, allowedHosts: [String] = [], allowedClients: [ClientRange] = []
+    ) {
         self.listen = listen
         self.token = token
         self.connectionLimit = connectionLimit
         self.timeoutSeconds = timeoutSeconds
+        self.connectionsPerClient = connectionsPerClient
+        self.headerTimeoutSeconds = headerTimeoutSeconds
+        self.allowedHosts = allowedHosts
+        self.allowedClients = allowedClients
     }
 
     public var description: String {
         "HTTPConfiguration(listen: \(listen?.description ?? "off"), token: \(token == nil ? "none" : "<redacted>"), "
-            + "connection_limit: \(connectionLimit), timeout_s: \(timeoutSeconds))"
+            + "connection_limit: \(connectionLimit), connections_per_client: \(connectionsPerClient), timeout_s: \(timeoutSeconds), "
+            + "header_timeout_s: \(headerTimeoutSeconds), allowed_hosts: \(allowedHosts), "
+            + "allowed_clients: \(allowedClients.map(\.description)))"
     }
 }

@@ -10,13 +10,18 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The body was longer than that: it was read and thrown away, so `body` is empty.
     public var bodyTooLarge: Bool
+    /// The client's IPv4 address in host byte order (0 when unknown).
+    public var client: UInt32
 
-    public init(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], bodyTooLarge: Bool = false) {
+    public init(
+        method: String, path: String, headers: [String: String] = [:], body: [UInt8] = [], bodyTooLarge: Bool = false, client: UInt32 = 0
+    ) {
         self.method = method
         self.path = path
         self.headers = headers
         self.body = body
         self.bodyTooLarge = bodyTooLarge
+        self.client = client
     }
 
     /// A header's value by its (case-insensitive) name.

@@ -11,7 +11,10 @@ import Synchronization
 /// the connection's thread and may wait there (for the runtime's answer) without holding
 /// anything else. The connection limit therefore bounds the threads, and the connection
 /// timeout closes a client that stops sending; beyond the limit a new connection is closed
-/// at once. A body longer than ``maximumBodyBytes`` is read and thrown away, never kept.
+/// at once. One client address may hold only ``perClientLimit`` of them, and a connection
+/// whose request has not arrived (a new one, or a kept-alive one between requests) gets only
+/// the short header timeout: idle connections from one address cannot lock the others out.
+/// A body longer than ``maximumBodyBytes`` is read and thrown away, never kept.
 public final class HTTPServer: Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
@@ -19,6 +22,14 @@ public final class HTTPServer: Sendable {
     public static let readHeaders = ["authorization", "cookie", "origin", "host", "content-type", "accept"]
 
     public let maximumBodyBytes: Int
+    /// Seconds a connection may wait, idle, for its request's headers.
+    public let headerTimeoutSeconds: Int
+    /// Seconds a connection with a request may stay idle (the handler's answer, a body, a stream).
+    public let timeoutSeconds: Int
+    /// Decides at accept time whether a client (its IPv4 address in host byte order) may
+    /// connect; nil: every client may.
+    public typealias ClientPolicy = @Sendable (UInt32) -> Bool
+    private let clientPolicy: ClientPolicy?
     /// The port it listens on (the one asked for, or the kernel's choice for 0).
     public var port: Int { boundPort.load(ordering: .relaxed) }
     private let boundPort = Atomic<Int>(0)
@@ -34,10 +45,15 @@ public final class HTTPServer: Sendable {
     private struct Daemon: @unchecked Sendable { let pointer: OpaquePointer }
 
     /// Starts listening on `host:port` (an IPv4 address; port 0 lets the kernel choose).
+    /// - Parameters:
+    ///   - perClientLimit: connections one client address may hold (nil: `connectionLimit`).
+    ///   - headerTimeoutSeconds: how long a connection may wait idle for its request's headers
+    ///     (nil: `timeoutSeconds`).
+    ///   - clientPolicy: who may connect; a refused client's connection is closed at accept.
     /// - Throws: ``HTTPServerError`` when the address is not IPv4 or the port cannot be bound.
     public init(
-        host: String, port: Int, connectionLimit: Int, timeoutSeconds: Int, maximumBodyBytes: Int = 64 * 1024,
-        handler: @escaping Handler
+        host: String, port: Int, connectionLimit: Int, perClientLimit: Int? = nil, headerTimeoutSeconds: Int? = nil,
+        timeoutSeconds: Int, maximumBodyBytes: Int = 64 * 1024, clientPolicy: ClientPolicy? = nil, handler: @escaping Handler
     ) throws {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -46,13 +62,18 @@ public final class HTTPServer: Sendable {
             throw HTTPServerError("'\(host)' is not an IPv4 address")
         }
         self.maximumBodyBytes = maximumBodyBytes
+        self.headerTimeoutSeconds = headerTimeoutSeconds ?? timeoutSeconds
+        self.timeoutSeconds = timeoutSeconds
+        self.clientPolicy = clientPolicy
         self.handler = handler
         daemon = Mutex(nil)
         // The port first: a listener that fails leaves nothing behind.
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard
             let started = aabridge_mhd_start(
-                &address, UInt32(connectionLimit), UInt32(timeoutSeconds), Self.access, context, Self.completed, nil)
+                &address, UInt32(connectionLimit), UInt32(min(perClientLimit ?? connectionLimit, connectionLimit)),
+                UInt32(self.headerTimeoutSeconds), clientPolicy == nil ? nil : Self.accept, context, Self.access, context,
+                Self.completed, context)
         else {
             throw HTTPServerError("cannot listen on \(host):\(port) (address in use, or not an address of this machine)")
         }
@@ -90,9 +111,11 @@ public final class HTTPServer: Sendable {
     private static let access: MHD_AccessHandlerCallback = { context, connection, url, method, _, data, size, pending in
         guard let context, let connection, let url, let method, let size, let pending else { return .NO }
         let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-        // The first call has the headers only: keep a place for the body.
+        // The first call has the headers only: keep a place for the body. From here the
+        // connection has a request, and the request's (longer) timeout.
         guard let existing = pending.pointee else {
             pending.pointee = Unmanaged.passRetained(PendingRequest()).toOpaque()
+            aabridge_mhd_set_timeout(connection, UInt32(server.timeoutSeconds))
             return .YES
         }
         let request = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
@@ -117,12 +140,24 @@ public final class HTTPServer: Sendable {
         let response = server.handler(
             HTTPRequest(
                 method: String(cString: method), path: String(cString: url), headers: headers, body: request.body,
-                bodyTooLarge: request.tooLarge))
+                bodyTooLarge: request.tooLarge, client: aabridge_mhd_client_ipv4(connection)))
         if case .events(let stream) = response { server.opened(stream) }
         return queue(response, on: connection, server: context)
     }
 
-    private static let completed: MHD_RequestCompletedCallback = { _, _, pending, _ in
+    private static let accept: MHD_AcceptPolicyCallback = { context, address, length in
+        guard let context else { return .NO }
+        let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+        let client = aabridge_ipv4_of(address, length)
+        return (server.clientPolicy?(client) ?? true) ? .YES : .NO
+    }
+
+    private static let completed: MHD_RequestCompletedCallback = { context, connection, pending, _ in
+        // A kept-alive connection waits for its next request's headers: the short timeout again.
+        if let context, let connection {
+            let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+            aabridge_mhd_set_timeout(connection, UInt32(server.headerTimeoutSeconds))
+        }
         guard let pending, let existing = pending.pointee else { return }
         Unmanaged<PendingRequest>.fromOpaque(existing).release()
         pending.pointee = nil

@@ -23,16 +23,19 @@ struct ConsoleBrowserTests {
     @Test(
         """
         Load the console, pair an accessory from a simulated advertisement, see its placement, rename it, remove it; \
-        pair one that needs authorization, authorize it, enter its IRK, which the page never shows
+        pair one that needs authorization, authorize it, enter its IRK, which the page never shows; \
+        opened as 127.0.0.1 and as localhost (the names a console without a token serves)
         """,
-        .enabled(if: Browser.testsEnabled, "needs chromium, chromium-driver and python3-selenium (scripts/install-deps)"))
-    func pairRenameRemove() async throws {
-        try? FileManager.default.removeItem(atPath: Self.artefacts)
+        .enabled(if: Browser.testsEnabled, "needs chromium, chromium-driver and python3-selenium (scripts/install-deps)"), .serialized,
+        arguments: ["127.0.0.1", "localhost"])
+    func pairRenameRemove(host: String) async throws {
+        let artefacts = Self.artefacts + (host == "127.0.0.1" ? "" : "-\(host)")
+        try? FileManager.default.removeItem(atPath: artefacts)
         try await withConsole { harness, observer, port in
             let printed = try await Browser.run(
                 script: String(contentsOfFile: Repository.file("Tests/Browser/console.py"), encoding: .utf8),
                 arguments: [
-                    "http://127.0.0.1:\(port)/", String(harness.broker.port), Self.artefacts, Fixture.advertisementTopic,
+                    "http://\(host):\(port)/", String(harness.broker.port), artefacts, Fixture.advertisementTopic,
                     Fixture.advertisementPayload, Fixture.advertisementID, Self.confirmTopic, Self.confirmPayload, Self.confirmID,
                     "Acme Studio Headphones", Self.irk,
                 ])
@@ -62,7 +65,7 @@ struct ConsoleBrowserTests {
             for name in [
                 "01-loaded", "02-candidate", "03-paired", "04-renamed", "05-removed", "06-awaiting-authorization", "07-authorized-keys",
             ] {
-                let data = FileManager.default.contents(atPath: "\(Self.artefacts)/\(name).png") ?? Data()
+                let data = FileManager.default.contents(atPath: "\(artefacts)/\(name).png") ?? Data()
                 #expect(Array(data.prefix(8)) == [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "\(name).png is a PNG")
                 #expect(data.count > 10_000, "\(name).png has content")
             }

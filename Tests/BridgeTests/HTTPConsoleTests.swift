@@ -149,7 +149,7 @@ struct HTTPConsoleTests {
         let observer = try await Observer(broker: harness.broker)
         try await harness.start(observer: observer)
         let client = try HTTPTestClient(port: port, timeout: 15)
-        client.send(Array("GET /events HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+        client.send(Array("GET /events HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n".utf8))
         let snapshot = try await HTTPTestClient.offPool {
             String(decoding: client.read { String(decoding: $0, as: UTF8.self).contains(#""topic":"bridge/accessories""#) }, as: UTF8.self)
         }

@@ -15,10 +15,21 @@ public final class HTTPTestClient: Sendable {
         public var text: String { String(decoding: body, as: UTF8.self) }
     }
 
-    /// Connects to 127.0.0.1:port (receive timeout `timeout` seconds).
-    public init(port: Int, timeout: Int = 10) throws {
+    /// Connects to 127.0.0.1:port from `source` (another loopback address such as 127.0.0.2
+    /// is another client to the server), receive timeout `timeout` seconds.
+    public init(port: Int, timeout: Int = 10, source: String = "127.0.0.1") throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw BrokerError("socket(): \(String(cString: strerror(errno)))") }
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr(source)
+        let bound = withUnsafePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            close(fd)
+            throw BrokerError("bind(\(source)): \(String(cString: strerror(errno)))")
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port)).bigEndian
@@ -71,12 +82,20 @@ public final class HTTPTestClient: Sendable {
         return received
     }
 
-    /// One request with `Connection: close`, and its response.
+    /// One request with `Connection: close`, and its response. `host` is the Host header
+    /// (nil: none, which only HTTP/1.0 allows).
     public static func request(
-        port: Int, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [], timeout: Int = 10
+        port: Int, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [], timeout: Int = 10,
+        host: String?? = .some(nil), version: String = "1.1", source: String = "127.0.0.1"
     ) throws -> Response {
-        let client = try HTTPTestClient(port: port, timeout: timeout)
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
+        let client = try HTTPTestClient(port: port, timeout: timeout, source: source)
+        var head = "\(method) \(path) HTTP/\(version)\r\n"
+        switch host {
+        case .none: break
+        case .some(.none): head += "Host: 127.0.0.1:\(port)\r\n"
+        case .some(.some(let value)): head += "Host: \(value)\r\n"
+        }
+        head += "Connection: close\r\n"
         for (name, value) in headers.sorted(by: { $0.key < $1.key }) { head += "\(name): \(value)\r\n" }
         if method == "POST" || !body.isEmpty { head += "Content-Length: \(body.count)\r\n" }
         head += "\r\n"
@@ -121,9 +140,13 @@ extension HTTPTestClient {
     /// and a blocked thread of Swift's small cooperative pool could be the one the bridge's
     /// loop needs to answer.
     public static func fetch(
-        port: Int, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [], timeout: Int = 15
+        port: Int, _ method: String, _ path: String, headers: [String: String] = [:], body: [UInt8] = [], timeout: Int = 15,
+        host: String?? = .some(nil), version: String = "1.1", source: String = "127.0.0.1"
     ) async throws -> Response {
-        try await offPool { try request(port: port, method, path, headers: headers, body: body, timeout: timeout) }
+        try await offPool {
+            try request(
+                port: port, method, path, headers: headers, body: body, timeout: timeout, host: host, version: version, source: source)
+        }
     }
 
     /// Runs blocking work on a dispatch thread and awaits it.

@@ -20,12 +20,16 @@ final class HTTPConsole {
     )
         throws
     {
-        let frontDoor = HTTPFrontDoor(token: configuration.token, sink: sink)
+        let hostRule = HostRule(listen: listen, allowedHosts: configuration.allowedHosts, allowedClients: configuration.allowedClients)
+        let frontDoor = HTTPFrontDoor(token: configuration.token, hostRule: hostRule, sink: sink)
         self.frontDoor = frontDoor
         basePrefix = baseTopic + "/"
+        var policy: HTTPServer.ClientPolicy?
+        if !configuration.allowedClients.isEmpty { policy = { @Sendable address in configuration.admitsClient(address) } }
         server = try HTTPServer(
             host: listen.host, port: listen.port, connectionLimit: configuration.connectionLimit,
-            timeoutSeconds: configuration.timeoutSeconds, maximumBodyBytes: HTTPFrontDoor.maximumBodyBytes
+            perClientLimit: configuration.connectionsPerClient, headerTimeoutSeconds: configuration.headerTimeoutSeconds,
+            timeoutSeconds: configuration.timeoutSeconds, maximumBodyBytes: HTTPFrontDoor.maximumBodyBytes, clientPolicy: policy
         ) { request in frontDoor.handle(request) }
     }
 

@@ -3,11 +3,14 @@ import HTTPServer
 import JSON
 import Synchronization
 
-/// The HTTP server's handler, on the connection's thread: the token, the paths, the limits.
+/// The HTTP server's handler, on the connection's thread: the token or the Host rule, the
+/// paths, the limits.
 /// Everything about the bridge itself is asked of the loop (``HTTPCall``) and waited for, so
 /// the console's actions take exactly the path MQTT requests take.
 final class HTTPFrontDoor: Sendable {
     private let token: Secret?
+    /// Applies without a token only (see ``HostRule``).
+    private let hostRule: HostRule
     private let sink: AsyncStream<RuntimeEvent>.Continuation
     /// Set by ``HTTPConsole/stop()``: a waiting connection gives up at once.
     let stopping = Atomic<Bool>(false)
@@ -20,13 +23,18 @@ final class HTTPFrontDoor: Sendable {
     static let maximumBodyBytes = 64 * 1024
     static let tokenCookie = "aabridge_token"
 
-    init(token: Secret?, sink: AsyncStream<RuntimeEvent>.Continuation) {
+    init(token: Secret?, hostRule: HostRule, sink: AsyncStream<RuntimeEvent>.Continuation) {
         self.token = token
+        self.hostRule = hostRule
         self.sink = sink
     }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
         let path = request.path
+        // First, on every path: without a token a page on another site must not read or
+        // change anything, not even the page or the health check.
+        if token == nil, let refusal = hostRule.refusal(for: request) { return .text(refusal.status, refusal.message) }
+        if let refusal = HostRule.originRefusal(for: request) { return .text(refusal.status, refusal.message) }
         // The page itself holds nothing secret (it asks for the token), and a health check
         // (Docker's HEALTHCHECK, a probe) should not need one.
         if path == "/" || path == "/index.html" {
@@ -63,12 +71,6 @@ final class HTTPFrontDoor: Sendable {
             return Self.requestError(404, .invalidRequest("unknown request '\(name.prefix(60))'", accessoryControl: false))
         }
         guard request.method == "POST" else { return Self.methodNotAllowed("POST") }
-        // A page on another site may make the browser post here (a "simple" cross-site
-        // request needs no permission): refuse a request whose Origin is not this server.
-        if let origin = request.header("origin"), let host = request.header("host"), origin != "http://\(host)", origin != "https://\(host)"
-        {
-            return .text(403, "cross-origin request refused\n")
-        }
         let control = RequestDecoder.isAccessoryControl(name)
         guard !request.bodyTooLarge else {
             return Self.requestError(
@@ -86,17 +88,27 @@ final class HTTPFrontDoor: Sendable {
         return reply.wait(limit: limit) { stopping.load(ordering: .relaxed) }
     }
 
-    /// `Authorization: Bearer <token>`, or the console's cookie (a browser's EventSource
-    /// cannot set a header). Compared in constant time.
+    /// `Authorization: Bearer <token>` (the scheme in any case, as RFC 9110 section 11.1 has
+    /// it), or the console's cookie (a browser's EventSource cannot set a header). Compared in
+    /// constant time.
     private func authorized(_ request: HTTPRequest) -> Bool {
         guard let token else { return true }
         var offered: [String] = []
-        if let header = request.header("authorization"), header.hasPrefix("Bearer ") { offered.append(String(header.dropFirst(7))) }
+        if let credentials = Self.bearerCredentials(request.header("authorization")) { offered.append(credentials) }
         for part in (request.header("cookie") ?? "").split(separator: ";") {
             let pair = part.split(separator: "=", maxSplits: 1)
             if pair.count == 2, pair[0].trimmingSpaces == Self.tokenCookie { offered.append(String(pair[1]).removingPercentEncoding) }
         }
         return offered.contains { Self.constantTimeEqual(Array($0.utf8), Array(token.revealed.utf8)) }
+    }
+
+    /// The credentials of a `Bearer` authorization (scheme case-insensitive, then one or
+    /// more spaces), or nil.
+    static func bearerCredentials(_ header: String?) -> String? {
+        guard let header, let space = header.firstIndex(of: " "), header[..<space].lowercased() == "bearer" else { return nil }
+        var credentials = header[space...]
+        while credentials.first == " " { credentials.removeFirst() }
+        return String(credentials)
     }
 
     static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
