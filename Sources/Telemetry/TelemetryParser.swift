@@ -43,11 +43,21 @@ public struct TelemetryParser: Hashable, Sendable {
 
     /// Parses a message whose payload is borrowed (e.g. straight from the MQTT client's buffer).
     public func parse(topic: String, payload: UnsafeRawBufferPointer, receivedAt: Int64) -> TelemetryMessage {
+        parse(topic: topic, payload: payload, receivedAt: receivedAt, notStatus: false)
+    }
+
+    /// Parses a message that a router has already found not to be on the status topic (it
+    /// matched the status pattern first): the status pattern is not matched again.
+    public func parseTelemetry(topic: String, payload: [UInt8], receivedAt: Int64) -> TelemetryMessage {
+        payload.withUnsafeBytes { parse(topic: topic, payload: $0, receivedAt: receivedAt, notStatus: true) }
+    }
+
+    private func parse(topic: String, payload: UnsafeRawBufferPointer, receivedAt: Int64, notStatus: Bool) -> TelemetryMessage {
         guard payload.count <= TelemetryLimits.maximumPayloadSize else {
             return .rejected(
                 TelemetryRejection(.payloadTooLarge, "payload of \(payload.count) bytes exceeds \(TelemetryLimits.maximumPayloadSize)"))
         }
-        if let statusTopic, let captures = statusTopic.match(topic) {
+        if !notStatus, let statusTopic, let captures = statusTopic.match(topic) {
             return Self.parseStatus(payload, gateway: captures.first ?? name, receivedAt: receivedAt)
         }
         guard let captures = self.topic.match(topic) else {

@@ -44,23 +44,18 @@ enum E2EThroughputBenchmark {
         let topics: [[String]] // [publisher][accessory]
         let payloads: [[[UInt8]]] // [accessory][rssi variant]
 
-        init(prefix: String, accessories: Int, publishers: Int) {
+        init(prefix: String, accessories: Int, publishers: Int, kind: StreamKind = .known) {
             self.accessories = accessories
             var macs: [String] = []
             var ids: [String] = []
             for n in 0..<accessories {
-                let raw = E2E.accessoryID(n).rawValue
+                let raw = kind.address(n)
                 let bytes = (0..<6).map { String(format: "%02X", (raw >> (8 * (5 - UInt64($0)))) & 0xFF) }
                 macs.append(bytes.joined())
                 ids.append(bytes.joined(separator: ":"))
             }
             topics = (0..<publishers).map { p in macs.map { "\(prefix)/gw\(p)/BTtoMQTT/\($0)" } }
-            payloads = ids.map { id in
-                (0..<8).map { variant in
-                    // A whole proximity-pairing message (25 bytes after type and length).
-                    Array(#"{"id":"\#(id)","rssi":-\#(60 + variant),"manufacturerdata":"\#(E2EThroughputBenchmark.frame)"}"#.utf8)
-                }
-            }
+            payloads = ids.map { id in (0..<8).map { kind.payload(id: id, variant: $0) } }
         }
 
         /// Message `i` of publisher `p`: accessories in turn, each publisher offset.

@@ -8,8 +8,10 @@ import MQTT
 /// broker and the same stream, in one run, interleaved (bridge, mosquitto_sub -q 1,
 /// mosquitto_sub -q 0, bridge, …) so that all see the same machine load.
 ///
-/// The stream: 100,000 OpenMQTTGateway messages over 1,000 registered accessories from four
-/// publishers in this process (IngestPublishers), at QoS 1 and at QoS 0, as fast as they go;
+/// The streams (``StreamKind``, `AABRIDGE_BENCH_STREAMS`): 100,000 OpenMQTTGateway messages of
+/// Apple nearby info from 1,000 addresses of nobody, then of proximity pairing over 1,000
+/// registered accessories, from four publishers in this process (IngestPublishers), at QoS 1
+/// and at QoS 0, as fast as they go;
 /// the broker buffers without bound, so each consumer drains at its own speed. Per consumer
 /// run: throughput = N / (first publish → done) and CPU per message = the consumer process's
 /// utime + stime over the stream / N (/proc/<pid>/stat). Done is mosquitto_sub's exit (`-C N`)
@@ -49,8 +51,10 @@ enum IngestBenchmark {
         }
     }
 
+    /// In the order the runs and the ratios go: the like-for-like reference (`-q 0`, the
+    /// bridge's own subscription QoS for telemetry) first.
     enum Consumer: CaseIterable {
-        case bridge, subscriberQoS1, subscriberQoS0
+        case bridge, subscriberQoS0, subscriberQoS1
 
         var label: String {
             switch self {
@@ -79,7 +83,7 @@ enum IngestBenchmark {
             let backends =
                 arguments.firstIndex(of: "--backends").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }?
                 .split(separator: ",").map(String.init) ?? ["sqlite"]
-            var figures: [String: [Int: Median]] = [:]
+            var figures: [String: [String: Median]] = [:]
             for backend in backends {
                 print("ingest: storage backend \(backend)")
                 switch backend {
@@ -93,12 +97,12 @@ enum IngestBenchmark {
                 }
             }
             if let sqlite = figures["sqlite"], let postgres = figures["postgresql"] {
-                for qos in [1, 0] {
-                    guard let s = sqlite[qos], let p = postgres[qos] else { continue }
-                    print("ingest.qos\(qos)_postgresql_vs_sqlite_rate \(E2E.format(p.rate / s.rate, 3)) ratio")
-                    print("ingest.qos\(qos)_postgresql_vs_sqlite_cpu \(E2E.format(p.cpu / s.cpu, 3)) ratio")
+                for (run, s) in sqlite.sorted(by: { $0.key < $1.key }) {
+                    guard let p = postgres[run] else { continue }
+                    print("ingest.\(run)_postgresql_vs_sqlite_rate \(E2E.format(p.rate / s.rate, 3)) ratio")
+                    print("ingest.\(run)_postgresql_vs_sqlite_cpu \(E2E.format(p.cpu / s.cpu, 3)) ratio")
                     print(
-                        "ingest (publishers at QoS \(qos)): bridge on PostgreSQL \(E2E.format(p.rate, 0)) msg/s, \(E2E.format(p.cpu, 2)) us/msg; "
+                        "ingest (\(run)): bridge on PostgreSQL \(E2E.format(p.rate, 0)) msg/s, \(E2E.format(p.cpu, 2)) us/msg; "
                             + "on SQLite \(E2E.format(s.rate, 0)) msg/s, \(E2E.format(s.cpu, 2)) us/msg (medians of clean runs)")
                 }
             }
@@ -114,7 +118,8 @@ enum IngestBenchmark {
         var cpu: Double
     }
 
-    static func throughput(executable: String, postgresURL: String?) async throws -> [Int: Median] {
+    /// - Returns: the bridge's medians by run (`<stream>_qos<n>`).
+    static func throughput(executable: String, postgresURL: String?) async throws -> [String: Median] {
         let broker = try IngestBroker()
         defer { broker.stop() }
         let workspace = try E2E.Workspace(accessories: accessories + IngestPublishers.count, tag: "ingest", postgresURL: postgresURL)
@@ -122,7 +127,7 @@ enum IngestBenchmark {
         let publishers = try await IngestPublishers(broker: broker, accessories: accessories)
         let bridge = try await IngestBridge(
             executable: executable, workspace: workspace, accessories: accessories, markers: IngestPublishers.count, broker: broker)
-        let medians: [Int: Median]
+        let medians: [String: Median]
         do {
             medians = try await throughput(broker: broker, publishers: publishers, bridge: bridge)
         } catch {
@@ -135,10 +140,13 @@ enum IngestBenchmark {
         return medians
     }
 
-    static func throughput(broker: IngestBroker, publishers: IngestPublishers, bridge: IngestBridge) async throws -> [Int: Median] {
+    static func throughput(broker: IngestBroker, publishers: IngestPublishers, bridge: IngestBridge) async throws -> [String: Median] {
+        let streams = try StreamKind.configured(environment["AABRIDGE_BENCH_STREAMS"])
         let sent = IngestPublishers.sent(messagesPerRun)
         print(
-            "ingest: \(sent) OpenMQTTGateway messages per run over \(accessories) registered accessories from \(IngestPublishers.count) publishers; "
+            "ingest: \(sent) OpenMQTTGateway messages per run, streams \(streams.map(\.rawValue).joined(separator: ", ")) "
+                + "(unknown: Apple nearby info from 1,000 addresses of nobody; known: proximity pairing of \(accessories) registered accessories), "
+                + "from \(IngestPublishers.count) publishers; "
                 + "aabridge run (pid \(bridge.pid)) vs mosquitto_sub on mosquitto 127.0.0.1:\(broker.port) (max_queued_messages 0, max_inflight_messages 0); "
                 + "\(repetitions) repetitions, load average \(ProcessClock.loadAverage())")
 
@@ -152,30 +160,34 @@ enum IngestBenchmark {
         _ = try await referenceRun(publishers, broker: broker, count: warmup, qos: .atLeastOnce, subscriberQoS: 1)
 
         var lossy = 0
-        var medians: [Int: Median] = [:]
-        for qos in [MQTTQoS.atLeastOnce, .atMostOnce] {
-            let q = qos == .atLeastOnce ? 1 : 0
-            var samples: [Consumer: [Sample]] = [:]
-            for repetition in 0..<repetitions {
-                let b = try await bridgeRun(bridge, publishers, broker: broker, count: messagesPerRun, qos: qos)
-                let s1 = try await referenceRun(publishers, broker: broker, count: messagesPerRun, qos: qos, subscriberQoS: 1)
-                let s0 = try await referenceRun(publishers, broker: broker, count: messagesPerRun, qos: qos, subscriberQoS: 0)
-                samples[.bridge, default: []].append(b)
-                samples[.subscriberQoS1, default: []].append(s1)
-                samples[.subscriberQoS0, default: []].append(s0)
-                lossy += [b, s1, s0].filter { !$0.clean }.count
-                func describe(_ consumer: Consumer, _ sample: Sample) -> String {
-                    "\(consumer.label) \(E2E.format(sample.rate, 0)) msg/s, CPU \(E2E.format(sample.cpuPerMessage, 2)) us/msg (user \(E2E.format(sample.userPerMessage, 2))) "
-                        + "(broker \(E2E.format(sample.brokerMicrosecondsPerMessage, 2)) us/msg)\(sample.note)"
+        var medians: [String: Median] = [:]
+        for kind in streams {
+            for qos in [MQTTQoS.atLeastOnce, .atMostOnce] {
+                let q = qos == .atLeastOnce ? 1 : 0
+                let run = "\(kind.rawValue)_qos\(q)"
+                var samples: [Consumer: [Sample]] = [:]
+                for repetition in 0..<repetitions {
+                    let b = try await bridgeRun(bridge, publishers, kind, broker: broker, count: messagesPerRun, qos: qos)
+                    let s0 = try await referenceRun(publishers, kind, broker: broker, count: messagesPerRun, qos: qos, subscriberQoS: 0)
+                    let s1 = try await referenceRun(publishers, kind, broker: broker, count: messagesPerRun, qos: qos, subscriberQoS: 1)
+                    samples[.bridge, default: []].append(b)
+                    samples[.subscriberQoS0, default: []].append(s0)
+                    samples[.subscriberQoS1, default: []].append(s1)
+                    lossy += [b, s0, s1].filter { !$0.clean }.count
+                    func describe(_ consumer: Consumer, _ sample: Sample) -> String {
+                        "\(consumer.label) \(E2E.format(sample.rate, 0)) msg/s, CPU \(E2E.format(sample.cpuPerMessage, 2)) us/msg (user \(E2E.format(sample.userPerMessage, 2))) "
+                            + "(broker \(E2E.format(sample.brokerMicrosecondsPerMessage, 2)) us/msg)\(sample.note)"
+                    }
+                    print(
+                        "  \(kind.rawValue) stream, publishers QoS \(q), run \(repetition + 1): CPU ratio bridge/-q 0 "
+                            + "\(E2E.format(b.cpuPerMessage / s0.cpuPerMessage, 2)), bridge/-q 1 \(E2E.format(b.cpuPerMessage / s1.cpuPerMessage, 2)); "
+                            + "rate ratio bridge/-q 0 \(E2E.format(b.rate / s0.rate, 3)), bridge/-q 1 \(E2E.format(b.rate / s1.rate, 3)); "
+                            + describe(.bridge, b) + "; " + describe(.subscriberQoS0, s0) + "; " + describe(.subscriberQoS1, s1)
+                            + "; publishers enqueued in \(E2E.format(b.publishSeconds, 2))/\(E2E.format(s0.publishSeconds, 2))/\(E2E.format(s1.publishSeconds, 2)) s; "
+                            + "load \(ProcessClock.loadAverage())")
                 }
-                print(
-                    "  publishers QoS \(q), run \(repetition + 1): " + describe(.bridge, b) + "; " + describe(.subscriberQoS1, s1) + "; "
-                        + describe(.subscriberQoS0, s0)
-                        + "; ratio bridge/-q 1 \(E2E.format(b.rate / s1.rate, 3)), bridge/-q 0 \(E2E.format(b.rate / s0.rate, 3)); "
-                        + "publishers enqueued in \(E2E.format(b.publishSeconds, 2))/\(E2E.format(s1.publishSeconds, 2))/\(E2E.format(s0.publishSeconds, 2)) s; "
-                        + "load \(ProcessClock.loadAverage())")
+                medians[run] = report(run: run, kind: kind, qos: q, samples)
             }
-            medians[q] = report(qos: q, samples)
         }
         let memory = ProcessClock.memory(bridge.pid)
         print("ingest.bridge_vmrss_kib \(memory.rss) KiB")
@@ -188,11 +200,12 @@ enum IngestBenchmark {
         return medians
     }
 
-    /// The `name value unit` lines and the summary of one publisher QoS: medians of the clean
-    /// runs, ranges in the summary; ratios are taken per repetition (runs side by side).
+    /// The `name value unit` lines (`ingest.<run>_…`) and the summary of one stream at one
+    /// publisher QoS: medians of the clean runs, ranges in the summary; ratios are taken per
+    /// repetition (runs side by side), against `-q 0` first.
     /// - Returns: the bridge's medians.
     @discardableResult
-    static func report(qos: Int, _ samples: [Consumer: [Sample]]) -> Median {
+    static func report(run: String, kind: StreamKind, qos: Int, _ samples: [Consumer: [Sample]]) -> Median {
         func median(_ values: [Double]) -> Double { values.isEmpty ? .nan : values.sorted()[values.count / 2] }
         func range(_ values: [Double], _ digits: Int) -> String {
             guard let low = values.min(), let high = values.max() else { return "n/a" }
@@ -202,25 +215,25 @@ enum IngestBenchmark {
         var summary: [String] = []
         for consumer in Consumer.allCases {
             let clean = (samples[consumer] ?? []).filter(\.clean)
-            print("ingest.qos\(qos)_\(consumer.key)_msgs_per_s \(E2E.format(median(clean.map(\.rate)), 0)) msg/s")
-            print("ingest.qos\(qos)_\(consumer.key)_cpu_us_per_msg \(E2E.format(median(clean.map(\.cpuPerMessage)), 2)) us")
-            print("ingest.qos\(qos)_\(consumer.key)_user_cpu_us_per_msg \(E2E.format(median(clean.map(\.userPerMessage)), 2)) us")
+            print("ingest.\(run)_\(consumer.key)_msgs_per_s \(E2E.format(median(clean.map(\.rate)), 0)) msg/s")
+            print("ingest.\(run)_\(consumer.key)_cpu_us_per_msg \(E2E.format(median(clean.map(\.cpuPerMessage)), 2)) us")
+            print("ingest.\(run)_\(consumer.key)_user_cpu_us_per_msg \(E2E.format(median(clean.map(\.userPerMessage)), 2)) us")
         }
-        for consumer in [Consumer.subscriberQoS1, .subscriberQoS0] {
+        for consumer in [Consumer.subscriberQoS0, .subscriberQoS1] {
             let pairs = zip(bridge, samples[consumer] ?? []).filter { $0.clean && $1.clean }
             let rates = pairs.map { $0.rate / $1.rate }
             let cpu = pairs.map { $0.cpuPerMessage / $1.cpuPerMessage }
-            print("ingest.qos\(qos)_ratio_bridge_\(consumer.key) \(E2E.format(median(rates), 3)) ratio")
-            print("ingest.qos\(qos)_cpu_ratio_bridge_\(consumer.key) \(E2E.format(median(cpu), 2)) ratio")
+            print("ingest.\(run)_ratio_bridge_\(consumer.key) \(E2E.format(median(rates), 3)) ratio")
+            print("ingest.\(run)_cpu_ratio_bridge_\(consumer.key) \(E2E.format(median(cpu), 2)) ratio")
             let reference = (samples[consumer] ?? []).filter(\.clean)
             summary.append(
                 "vs \(consumer.label) \(range(reference.map(\.rate), 0)) msg/s, \(range(reference.map(\.cpuPerMessage), 2)) us/msg: "
-                    + "throughput ratio \(range(rates, 3)), CPU ratio \(range(cpu, 2))x")
+                    + "CPU ratio \(range(cpu, 2))x, throughput ratio \(range(rates, 3))")
         }
         let cleanBridge = bridge.filter(\.clean)
         let result = Median(rate: median(cleanBridge.map(\.rate)), cpu: median(cleanBridge.map(\.cpuPerMessage)))
         print(
-            "ingest (publishers at QoS \(qos), \(cleanBridge.count)/\(bridge.count) clean bridge runs): bridge \(range(cleanBridge.map(\.rate), 0)) msg/s, "
+            "ingest (\(kind.rawValue) stream, publishers at QoS \(qos), \(cleanBridge.count)/\(bridge.count) clean bridge runs): bridge \(range(cleanBridge.map(\.rate), 0)) msg/s, "
                 + "\(range(cleanBridge.map(\.cpuPerMessage), 2)) us/msg; " + summary.joined(separator: "; "))
         return result
     }
@@ -230,7 +243,8 @@ enum IngestBenchmark {
     /// plus what it dropped (`telemetry_rejected`: backlog, congestion, client bound), both
     /// from health asked before and after the run, when nothing is waiting.
     static func bridgeRun(
-        _ bridge: IngestBridge, _ publishers: IngestPublishers, broker: IngestBroker, count: Int, qos: MQTTQoS
+        _ bridge: IngestBridge, _ publishers: IngestPublishers, _ kind: StreamKind = .known, broker: IngestBroker, count: Int,
+        qos: MQTTQoS
     ) async throws -> Sample {
         let sent = IngestPublishers.sent(count)
         bridge.resetMarkers()
@@ -241,7 +255,7 @@ enum IngestBenchmark {
             throw E2E.Failure("the bridge or the broker is gone; log:\n\(bridge.log)")
         }
         let start = E2E.nanoseconds()
-        await publishers.publish(.bridge, count: count, qos: qos, last: bridge.marker)
+        await publishers.publish(.bridge, kind, count: count, qos: qos, last: bridge.marker)
         let published = E2E.nanoseconds()
         let completion = await bridge.waitForMarkers(after: mark, timeout: max(60, Double(count) / 2_000))
         var end: UInt64 = E2E.nanoseconds()
@@ -275,13 +289,14 @@ enum IngestBenchmark {
     /// One mosquitto_sub run: subscribed first, then `count` messages on the reference tree;
     /// done at its exit.
     static func referenceRun(
-        _ publishers: IngestPublishers, broker: IngestBroker, count: Int, qos: MQTTQoS, subscriberQoS: Int
+        _ publishers: IngestPublishers, _ kind: StreamKind = .known, broker: IngestBroker, count: Int, qos: MQTTQoS,
+        subscriberQoS: Int
     ) async throws -> Sample {
         let sent = IngestPublishers.sent(count)
         let subscriber = try ReferenceSubscriber(broker: broker, qos: subscriberQoS, count: sent)
         let broker0 = ProcessClock.cpuMicroseconds(broker.pid) ?? 0
         let start = E2E.nanoseconds()
-        await publishers.publish(.reference, count: count, qos: qos)
+        await publishers.publish(.reference, kind, count: count, qos: qos)
         let published = E2E.nanoseconds()
         let outcome = await subscriber.finish(timeout: max(60, Double(count) / 2_000))
         let broker1 = ProcessClock.cpuMicroseconds(broker.pid) ?? broker0

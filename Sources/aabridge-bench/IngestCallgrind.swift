@@ -29,6 +29,7 @@ enum IngestCallgrind {
     static let repetitions = Int(environment["AABRIDGE_BENCH_CALLGRIND_REPEAT"] ?? "") ?? 3
 
     static func run(executable: String, accessories: Int) async throws {
+        let streams = try StreamKind.configured(environment["AABRIDGE_BENCH_STREAMS"])
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "aabridge-bench-ingest-callgrind-\(UUID().uuidString)"
         ).path
@@ -51,27 +52,31 @@ enum IngestCallgrind {
         let publishers = try await IngestPublishers(broker: broker, accessories: accessories)
         func wrapper(_ out: String) -> [String] { callgrind(shim: shim, out: out) }
 
-        var reference: [Int: [Double]] = [:]
-        for subscriberQoS in [1, 0] {
-            for repetition in 0..<repetitions {
-                var totals: [Double] = []
-                for count in [large, small] {
-                    let out = "\(directory)/mosquitto_sub.q\(subscriberQoS).\(count).\(repetition)"
-                    let subscriber = try ReferenceSubscriber(
-                        broker: broker, qos: subscriberQoS, count: count, wrapper: wrapper(out), subscribeTimeout: 120)
-                    await publishers.publish(.reference, count: count, qos: .atLeastOnce)
-                    let outcome = await subscriber.finish(timeout: 300 + Double(count) / 500)
-                    guard outcome.completed, let total = totalInstructions(out) else {
-                        throw E2E.Failure(
-                            "mosquitto_sub -q \(subscriberQoS) under callgrind did not complete \(count) messages; see \(out).valgrind.log")
+        // By stream, then subscriber QoS.
+        var reference: [StreamKind: [Int: [Double]]] = [:]
+        for kind in streams {
+            for subscriberQoS in [0, 1] {
+                for repetition in 0..<repetitions {
+                    var totals: [Double] = []
+                    for count in [large, small] {
+                        let out = "\(directory)/mosquitto_sub.\(kind.rawValue).q\(subscriberQoS).\(count).\(repetition)"
+                        let subscriber = try ReferenceSubscriber(
+                            broker: broker, qos: subscriberQoS, count: count, wrapper: wrapper(out), subscribeTimeout: 120)
+                        await publishers.publish(.reference, kind, count: count, qos: .atLeastOnce)
+                        let outcome = await subscriber.finish(timeout: 300 + Double(count) / 500)
+                        guard outcome.completed, let total = totalInstructions(out) else {
+                            throw E2E.Failure(
+                                "mosquitto_sub -q \(subscriberQoS) under callgrind did not complete \(count) messages; see \(out).valgrind.log"
+                            )
+                        }
+                        totals.append(total)
                     }
-                    totals.append(total)
+                    let perMessage = (totals[0] - totals[1]) / Double(large - small)
+                    reference[kind, default: [:]][subscriberQoS, default: []].append(perMessage)
+                    print(
+                        "  \(kind.rawValue) stream, mosquitto_sub -q \(subscriberQoS), pair \(repetition + 1): \(Int(totals[0])) Ir for \(large) messages, "
+                            + "\(Int(totals[1])) for \(small): \(E2E.format(perMessage, 1)) per message")
                 }
-                let perMessage = (totals[0] - totals[1]) / Double(large - small)
-                reference[subscriberQoS, default: []].append(perMessage)
-                print(
-                    "  mosquitto_sub -q \(subscriberQoS), pair \(repetition + 1): \(Int(totals[0])) Ir for \(large) messages, "
-                        + "\(Int(totals[1])) for \(small): \(E2E.format(perMessage, 1)) per message")
             }
         }
 
@@ -82,7 +87,7 @@ enum IngestCallgrind {
             executable: executable, workspace: workspace, accessories: accessories, markers: IngestPublishers.count,
             broker: broker, wrapper: wrapper(out), onlineTimeout: 600)
         let dumps = Dumps(pid: bridge.pid, out: out)
-        var bridgeFigures: [Double] = []
+        var bridgeFigures: [StreamKind: [Double]] = [:]
         var idlePerSecond = 0.0
         do {
             // Warm-up: every accessory sighted once (a first sighting publishes retained state).
@@ -92,16 +97,18 @@ enum IngestCallgrind {
             try await Task.sleep(for: .seconds(idleSeconds))
             idlePerSecond = try dumps.take() / idleSeconds
             print("  bridge idle under callgrind: \(E2E.format(idlePerSecond, 0)) Ir/s")
-            for repetition in 0..<repetitions {
-                let l = try await window(bridge, publishers, dumps, count: large)
-                let s = try await window(bridge, publishers, dumps, count: small)
-                let perMessage = (l.instructions - s.instructions) / Double(large - small)
-                let lost = l.lost + s.lost
-                if lost == 0 { bridgeFigures.append(perMessage) }
-                print(
-                    "  bridge, pair \(repetition + 1): \(Int(l.instructions)) Ir for \(large) messages (\(E2E.format(l.seconds, 1)) s window), "
-                        + "\(Int(s.instructions)) for \(small) (\(E2E.format(s.seconds, 1)) s): \(E2E.format(perMessage, 1)) per message"
-                        + (lost > 0 ? "; LOSSY (lost \(lost)), left out" : ""))
+            for kind in streams {
+                for repetition in 0..<repetitions {
+                    let l = try await window(bridge, publishers, dumps, kind, count: large)
+                    let s = try await window(bridge, publishers, dumps, kind, count: small)
+                    let perMessage = (l.instructions - s.instructions) / Double(large - small)
+                    let lost = l.lost + s.lost
+                    if lost == 0 { bridgeFigures[kind, default: []].append(perMessage) }
+                    print(
+                        "  \(kind.rawValue) stream, bridge, pair \(repetition + 1): \(Int(l.instructions)) Ir for \(large) messages (\(E2E.format(l.seconds, 1)) s window), "
+                            + "\(Int(s.instructions)) for \(small) (\(E2E.format(s.seconds, 1)) s): \(E2E.format(perMessage, 1)) per message"
+                            + (lost > 0 ? "; LOSSY (lost \(lost)), left out" : ""))
+                }
             }
         } catch {
             await bridge.stop(timeout: 120)
@@ -115,25 +122,30 @@ enum IngestCallgrind {
             guard let low = values.min(), let high = values.max() else { return "n/a" }
             return E2E.format(low, 0) == E2E.format(high, 0) ? E2E.format(low, 0) : "\(E2E.format(low, 0))–\(E2E.format(high, 0))"
         }
-        let bridgeMedian = median(bridgeFigures)
-        print("ingest.callgrind_bridge_instructions_per_msg \(E2E.format(bridgeMedian, 0)) Ir")
         print("ingest.callgrind_bridge_idle_instructions_per_s \(E2E.format(idlePerSecond, 0)) Ir")
-        var summary = ["bridge \(range(bridgeFigures)) instructions per message (median \(E2E.format(bridgeMedian, 0)))"]
-        for subscriberQoS in [1, 0] {
-            let figures = reference[subscriberQoS] ?? []
-            let ratio = bridgeMedian / median(figures)
-            print("ingest.callgrind_sub_q\(subscriberQoS)_instructions_per_msg \(E2E.format(median(figures), 0)) Ir")
-            print("ingest.callgrind_ratio_bridge_sub_q\(subscriberQoS) \(E2E.format(ratio, 2)) ratio")
-            summary.append("mosquitto_sub -q \(subscriberQoS) \(range(figures)) (bridge median \(E2E.format(ratio, 2))x)")
+        for kind in streams {
+            let figures = bridgeFigures[kind] ?? []
+            let bridgeMedian = median(figures)
+            let name = "ingest.callgrind_\(kind.rawValue)"
+            print("\(name)_bridge_instructions_per_msg \(E2E.format(bridgeMedian, 0)) Ir")
+            var summary = ["bridge \(range(figures)) instructions per message (median \(E2E.format(bridgeMedian, 0)))"]
+            for subscriberQoS in [0, 1] {
+                let figures = reference[kind]?[subscriberQoS] ?? []
+                let ratio = bridgeMedian / median(figures)
+                print("\(name)_sub_q\(subscriberQoS)_instructions_per_msg \(E2E.format(median(figures), 0)) Ir")
+                print("\(name)_ratio_bridge_sub_q\(subscriberQoS) \(E2E.format(ratio, 2)) ratio")
+                summary.append("mosquitto_sub -q \(subscriberQoS) \(range(figures)) (bridge median \(E2E.format(ratio, 2))x)")
+            }
+            print(
+                "ingest --callgrind, \(kind.rawValue) stream: " + summary.joined(separator: "; ")
+                    + "; user-space instructions only (the kernel's share is not counted)")
         }
-        print(
-            "ingest --callgrind: " + summary.joined(separator: "; ") + "; user-space instructions only (the kernel's share is not counted)")
     }
 
     /// One bridge window: `count` messages and the markers between two dumps, completion by
     /// the markers' decisions (IngestBridge), loss from health before and after.
     static func window(
-        _ bridge: IngestBridge, _ publishers: IngestPublishers, _ dumps: Dumps, count: Int
+        _ bridge: IngestBridge, _ publishers: IngestPublishers, _ dumps: Dumps, _ kind: StreamKind = .known, count: Int
     ) async throws -> (instructions: Double, seconds: Double, lost: Int) {
         let sent = IngestPublishers.sent(count)
         bridge.resetMarkers()
@@ -141,7 +153,7 @@ enum IngestCallgrind {
         let mark = bridge.mark
         try dumps.take()
         let start = E2E.nanoseconds()
-        await publishers.publish(.bridge, count: count, qos: .atLeastOnce, last: bridge.marker)
+        await publishers.publish(.bridge, kind, count: count, qos: .atLeastOnce, last: bridge.marker)
         guard case .markers = await bridge.waitForMarkers(after: mark, timeout: 600 + Double(count) / 200, quiet: 30) else {
             throw E2E.Failure("the bridge under callgrind did not finish \(count) messages (markers dropped?); log:\n\(bridge.log)")
         }

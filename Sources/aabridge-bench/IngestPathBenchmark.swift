@@ -31,16 +31,28 @@ enum IngestPathBenchmark {
 
     static func run() async throws {
         let arguments = CommandLine.arguments
-        if let index = arguments.firstIndex(of: "--child"), index + 1 < arguments.count, let count = Int(arguments[index + 1]) {
-            try await child(count: count)
+        func argument(_ name: String) -> String? {
+            arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
+        }
+        if let text = argument("--child"), let count = Int(text) {
+            let kind = try StreamKind.configured(argument("--stream")).first ?? .known
+            _ = try await measure(count: count, kind: kind)
             return
         }
+        for kind in try StreamKind.configured(environment["AABRIDGE_BENCH_STREAMS"]) {
+            try await run(kind, callgrind: arguments.contains("--callgrind"))
+        }
+    }
+
+    /// The timed run of one stream and, with `callgrind`, its instructions per message.
+    static func run(_ kind: StreamKind, callgrind: Bool) async throws {
+        let name = "ingest_path.\(kind.rawValue)"
         // Timed, without valgrind.
-        let timed = try await measure(count: timedMessages)
+        let timed = try await measure(count: timedMessages, kind: kind)
         let cpuPerMessage = E2E.format(timed.cpuSeconds * 1e6 / Double(timedMessages), 2)
-        print("ingest_path.cpu_us_per_msg \(cpuPerMessage) us")
-        print("ingest_path.msgs_per_s \(Int(Double(timedMessages) / timed.seconds)) msg/s")
-        guard arguments.contains("--callgrind") else { return }
+        print("\(name)_cpu_us_per_msg \(cpuPerMessage) us")
+        print("\(name)_msgs_per_s \(Int(Double(timedMessages) / timed.seconds)) msg/s")
+        guard callgrind else { return }
 
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-bench-path-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -51,30 +63,28 @@ enum IngestPathBenchmark {
         let me = E2E.benchmarkExecutable().path
         var totals: [Int: Double] = [:]
         for count in [messages, messages / 10] {
-            let out = "\(directory)/path.\(count)"
-            let command = IngestCallgrind.callgrind(shim: shim, out: out) + [me, "ingest-path", "--child", "\(count)"]
+            let out = "\(directory)/path.\(kind.rawValue).\(count)"
+            let command =
+                IngestCallgrind.callgrind(shim: shim, out: out) + [me, "ingest-path", "--child", "\(count)", "--stream", kind.rawValue]
             let child = try ChildProcess(path: command[0], arguments: Array(command.dropFirst()), output: "\(out).output")
             let status = child.wait()
             guard status == 0, let total = IngestCallgrind.totalInstructions(out) else {
                 throw E2E.Failure("ingest-path under callgrind failed (exit status \(status)); see \(out).valgrind.log")
             }
             totals[count] = total
-            print("  \(count) messages: \(Int(total)) Ir")
+            print("  \(kind.rawValue) stream, \(count) messages: \(Int(total)) Ir")
         }
         let perMessage = ((totals[messages] ?? 0) - (totals[messages / 10] ?? 0)) / Double(messages - messages / 10)
-        print("ingest_path.callgrind_instructions_per_msg \(Int(perMessage.rounded())) Ir")
+        print("\(name)_callgrind_instructions_per_msg \(Int(perMessage.rounded())) Ir")
         print(
-            "ingest-path: \(Int(perMessage.rounded())) instructions and \(cpuPerMessage) us of CPU "
+            "ingest-path, \(kind.rawValue) stream: \(Int(perMessage.rounded())) instructions and \(cpuPerMessage) us of CPU "
                 + "per message through BridgeRuntime without the network (\(timedMessages) timed, \(messages) vs \(messages / 10) under callgrind)"
         )
     }
 
-    static func child(count: Int) async throws {
-        _ = try await measure(count: count)
-    }
-
-    /// Runs a runtime over `count` messages; the CPU and wall seconds of the stream alone.
-    static func measure(count: Int) async throws -> (cpuSeconds: Double, seconds: Double) {
+    /// Runs a runtime over `count` messages of stream `kind` (after the known stream's
+    /// warm-up); the CPU and wall seconds of the stream alone.
+    static func measure(count: Int, kind: StreamKind) async throws -> (cpuSeconds: Double, seconds: Double) {
         let workspace = try E2E.Workspace(accessories: accessories, tag: "path")
         let configuration: BridgeConfiguration
         switch ConfigurationLoader.load(yaml: workspace.yaml(port: 1883)) {
@@ -102,9 +112,11 @@ enum IngestPathBenchmark {
             }
         }
         try await handled()
-        let stream = E2EThroughputBenchmark.Stream(prefix: "home", accessories: accessories, publishers: 4)
-        /// Appends messages `range` of the stream in chunks, waiting for each to be handled.
-        func feed(_ range: Range<Int>) async throws {
+        let known = E2EThroughputBenchmark.Stream(prefix: "home", accessories: accessories, publishers: 4)
+        let measured =
+            kind == .known ? known : E2EThroughputBenchmark.Stream(prefix: "home", accessories: accessories, publishers: 4, kind: kind)
+        /// Appends messages `range` of `stream` in chunks, waiting for each to be handled.
+        func feed(_ range: Range<Int>, of stream: E2EThroughputBenchmark.Stream) async throws {
             var sent = range.lowerBound
             while sent < range.upperBound {
                 let end = min(range.upperBound, sent + chunk)
@@ -125,7 +137,7 @@ enum IngestPathBenchmark {
         // state and availability), so a short stream and a long one differ only in repeats.
         let warmUp = 4 * accessories
         let lists = connection.accessoryLists
-        try await feed(0..<warmUp)
+        try await feed(0..<warmUp, of: known)
         // They became available: the accessory list (O(accessories)) is republished at the next
         // wake, in real time; that must not fall inside one window and not the other.
         let deadline = Date().addingTimeInterval(600)
@@ -135,7 +147,7 @@ enum IngestPathBenchmark {
         }
         let cpu0 = E2E.processCPUSeconds()
         let start = E2E.nanoseconds()
-        try await feed(warmUp..<(warmUp + count))
+        try await feed(warmUp..<(warmUp + count), of: measured)
         let seconds = Double(E2E.nanoseconds() - start) / 1e9
         let cpu = E2E.processCPUSeconds() - cpu0
         runtime.value.stop()

@@ -9,10 +9,10 @@ final class IngestPublishers: Sendable {
     static let count = 4
     let accessories: Int
     private let clients: [MQTTClient]
-    /// The bridge's stream and the reference's twin: the same topic shapes and lengths
-    /// (`home/…` and `prob/…`), so the broker matches and routes both alike.
-    private let bridgeStream: E2EThroughputBenchmark.Stream
-    private let referenceStream: E2EThroughputBenchmark.Stream
+    /// Per stream kind, the bridge's stream and the reference's twin: the same topic shapes
+    /// and lengths (`home/…` and `prob/…`), so the broker matches and routes both alike.
+    private let bridgeStreams: [StreamKind: E2EThroughputBenchmark.Stream]
+    private let referenceStreams: [StreamKind: E2EThroughputBenchmark.Stream]
 
     init(broker: IngestBroker, accessories: Int) async throws {
         self.accessories = accessories
@@ -26,8 +26,14 @@ final class IngestPublishers: Sendable {
             clients.append(client)
         }
         self.clients = clients
-        bridgeStream = E2EThroughputBenchmark.Stream(prefix: "home", accessories: accessories, publishers: Self.count)
-        referenceStream = E2EThroughputBenchmark.Stream(prefix: "prob", accessories: accessories, publishers: Self.count)
+        func streams(_ prefix: String) -> [StreamKind: E2EThroughputBenchmark.Stream] {
+            Dictionary(
+                uniqueKeysWithValues: StreamKind.allCases.map {
+                    ($0, E2EThroughputBenchmark.Stream(prefix: prefix, accessories: accessories, publishers: Self.count, kind: $0))
+                })
+        }
+        bridgeStreams = streams("home")
+        referenceStreams = streams("prob")
     }
 
     /// Which topic tree a run publishes on.
@@ -39,14 +45,15 @@ final class IngestPublishers: Sendable {
     /// How many messages a run of `requested` sends (a whole share per publisher).
     static func sent(_ requested: Int) -> Int { (requested / count) * count }
 
-    /// Publishes ``sent(_:)`` messages of `tree` at `qos`, then, per publisher, its
+    /// Publishes ``sent(_:)`` messages of stream `kind` on `tree` at `qos`, then, per publisher, its
     /// `last(p)` message (the bridge's completion marker) on the same connection, so that it
     /// comes after all of that publisher's stream. Returns when every message is handed to
     /// the clients.
     func publish(
-        _ tree: Tree, count requested: Int, qos: MQTTQoS, last: (@Sendable (Int) -> (topic: String, payload: [UInt8]))? = nil
+        _ tree: Tree, _ kind: StreamKind = .known, count requested: Int, qos: MQTTQoS,
+        last: (@Sendable (Int) -> (topic: String, payload: [UInt8]))? = nil
     ) async {
-        let stream = tree == .bridge ? bridgeStream : referenceStream
+        guard let stream = (tree == .bridge ? bridgeStreams : referenceStreams)[kind] else { return }
         let share = requested / Self.count
         await withTaskGroup(of: Void.self) { group in
             for (p, client) in clients.enumerated() {

@@ -164,4 +164,41 @@ struct IngestTests {
             ingest.ingest(Self.message(topic, #"{"rssi":-60}"#), route: .gateway(index: 1), at: Timestamp(milliseconds: 3)).rejection != nil
         )
     }
+
+    @Test("an advertisement of nobody reaches the engine only while the picker is presented; its gateway counts it either way")
+    func nobodysAdvertisement() throws {
+        let configuration = try Self.configuration()
+        let engine = EngineHolder(BridgeEngine(configuration: configuration.engine))
+        _ = engine.engine.handle(.activate, at: Timestamp(milliseconds: 0))
+        var ingest = try Self.ingest(engine: engine)
+        // An iPhone's nearby info (Theengs' documented payload) from a resolvable private address.
+        let topic = "home/kitchen/BTtoMQTT/54945E9F64C4"
+        let payload = #"{"id":"54:94:5E:9F:64:C4","mac_type":1,"manufacturerdata":"4c0010060319247bbc68","rssi":-74,"txpower":12}"#
+        func heard(at milliseconds: Int64) -> IngestOutcome {
+            ingest.ingest(Self.message(topic, payload), route: ingest.router.route(topic), at: Timestamp(milliseconds: milliseconds))
+        }
+        func kitchen(at milliseconds: Int64) -> JSONValue? {
+            ingest.gatewaysPayload(at: Timestamp(milliseconds: milliseconds)).arrayValue?.first?["heard"]?.arrayValue?.first
+        }
+
+        let closed = heard(at: 1_000)
+        guard case .none = closed.effect else {
+            Issue.record("with the picker closed the engine would drop it: no input expected, got \(closed.effect)")
+            return
+        }
+        #expect(closed.gatewaysChanged, "the kitchen gateway was heard for the first time")
+        #expect(kitchen(at: 1_000)?["advertisements_per_min"] == .int(1))
+        #expect(kitchen(at: 1_000)?["attributed"] == .int(0))
+
+        let shown = engine.engine.handle(.request(.showPicker(products: nil, timeout: .default), role: .container), at: Timestamp(milliseconds: 1_500))
+        #expect(shown.result?.error == nil, "\(String(describing: shown.result))")
+        let presented = heard(at: 2_000)
+        guard case .telemetry(.sighting(let sighting), _, _) = presented.effect else {
+            Issue.record("a presented picker takes every advertisement: a sighting expected, got \(presented.effect)")
+            return
+        }
+        #expect(sighting.address == BluetoothAddress("54:94:5E:9F:64:C4"))
+        #expect(kitchen(at: 2_000)?["advertisements_per_min"] == .int(2))
+        #expect(kitchen(at: 2_000)?["attributed"] == .int(0))
+    }
 }

@@ -192,8 +192,8 @@ struct Ingest {
         case .homeAssistantStatus:
             guard let homeAssistant, homeAssistant.isBirthMessage(message.payload) else { return IngestOutcome() }
             return IngestOutcome(.homeAssistantBirth)
-        case .gateway(let index, _):
-            return telemetry(message, parser: router.parsers[index], entry: index, at: now)
+        case .gateway(let index, let status):
+            return telemetry(message, parser: router.parsers[index], entry: index, status: status, at: now)
         case .unrouted, .pairing, .reattach, .cluster:
             // A component's topics go to the component (BridgeRuntime), never here.
             return IngestOutcome()
@@ -251,13 +251,28 @@ struct Ingest {
         }
     }
 
-    private mutating func telemetry(_ message: MQTTMessage, parser: TelemetryParser, entry: Int, at now: Timestamp) -> IngestOutcome {
-        switch parser.parse(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds) {
+    /// - Parameter status: whether the router found `message` on the entry's status topic; when
+    ///   it did not, the parser does not look again.
+    private mutating func telemetry(
+        _ message: MQTTMessage, parser: TelemetryParser, entry: Int, status: Bool, at now: Timestamp
+    ) -> IngestOutcome {
+        let parsed =
+            status
+            ? parser.parse(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds)
+            : parser.parseTelemetry(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds)
+        switch parsed {
         case .advertisement(let advertisement):
             var outcome = IngestOutcome()
             // Decoded once: attribution, the encrypted payload and the profile all read it.
             let pairing = advertisement.appleProximityPairing
             var attributed = attribute(advertisement, pairing: pairing, at: now, outcome: &outcome)
+            // Nobody's, and no picker to offer it in: the engine would drop the sighting
+            // (`BridgeEngine.observe`), so it is not built, and only the gateway's figures count it.
+            // Most of what gateways hear is this (every phone, watch and laptop nearby).
+            if attributed.advertiser == nil, !engine.isPickerPresented {
+                heard(advertisement, through: entry, attributed: false, at: now, outcome: &outcome)
+                return outcome
+            }
             // With an encryption key the end of the proximity payload must decrypt consistently
             // (identity.md, Keys); a rotating address whose payload does not is not this
             // accessory's. Its own address stays its own, with the clear 10 % levels.
@@ -293,11 +308,7 @@ struct Ingest {
                     .decoded
             }
             outcome.effect = .telemetry(.sighting(sighting), context: "sighting", refresh: identity)
-            let heard = gateways.advertisement(
-                advertisement.gateway, through: entry, withManufacturerData: !advertisement.manufacturerData.isEmpty,
-                attributed: attributed.advertiser != nil, at: now)
-            outcome.gatewaysChanged = heard.changed || gateways.problemsChanged
-            outcome.gatewayProblems = heard.appeared
+            heard(advertisement, through: entry, attributed: attributed.advertiser != nil, at: now, outcome: &outcome)
             return outcome
         case .report(let report):
             var outcome = IngestOutcome()
@@ -327,6 +338,17 @@ struct Ingest {
             outcome.rejection = (rejection.gateway ?? parser.name, rejection.description)
             return outcome
         }
+    }
+
+    /// The gateway that forwarded `advertisement` heard it (its figures and problems).
+    private mutating func heard(
+        _ advertisement: Advertisement, through entry: Int, attributed: Bool, at now: Timestamp, outcome: inout IngestOutcome
+    ) {
+        let heard = gateways.advertisement(
+            advertisement.gateway, through: entry, withManufacturerData: !advertisement.manufacturerData.isEmpty,
+            attributed: attributed, at: now)
+        outcome.gatewaysChanged = heard.changed || gateways.problemsChanged
+        outcome.gatewayProblems = heard.appeared
     }
 
     /// A proximity-pairing model the catalogue does not know decodes with `model: null`; its raw
