@@ -190,7 +190,8 @@ struct IngestTests {
         #expect(kitchen(at: 1_000)?["advertisements_per_min"] == .int(1))
         #expect(kitchen(at: 1_000)?["attributed"] == .int(0))
 
-        let shown = engine.engine.handle(.request(.showPicker(products: nil, timeout: .default), role: .container), at: Timestamp(milliseconds: 1_500))
+        let shown = engine.engine.handle(
+            .request(.showPicker(products: nil, timeout: .default), role: .container), at: Timestamp(milliseconds: 1_500))
         #expect(shown.result?.error == nil, "\(String(describing: shown.result))")
         let presented = heard(at: 2_000)
         guard case .telemetry(.sighting(let sighting), _, _) = presented.effect else {
