@@ -264,7 +264,7 @@ struct ExecutableTests {
             }
         }
         // Kill it once some registrations are acknowledged and others are still in flight.
-        let someAcknowledged = await observer.messages.wait(timeout: .seconds(8)) { elements in
+        let someAcknowledged = await observer.messages.wait(timeout: .seconds(30)) { elements in
             elements.filter { $0.topic == "aabridge/bridge/response/accessory/register" }.count >= 20
         }
         #expect(someAcknowledged)

@@ -201,7 +201,7 @@ struct IdentityKeysFlowTests {
             }
             let next = try Self.resolvableAddress(irk: "000102030405060708090a0b0c0d0e0f", prand: 0x1D1D1D)
             let warned: @Sendable (JSONValue) -> Bool = { ($0["message"]?.stringValue ?? "").contains("fits 2 accessories") }
-            try await Self.advertise(observer, from: next, for: 12) { !observer.json(on: "aabridge/bridge/log").filter(warned).isEmpty }
+            try await Self.advertise(observer, from: next, for: 30) { !observer.json(on: "aabridge/bridge/log").filter(warned).isEmpty }
             let warning = await observer.waitFor("aabridge/bridge/log", timeout: .seconds(1), warned)
             #expect(warning?["level"] == "warning")
             let states = observer.json(on: Self.airPodsState) + observer.json(on: "aabridge/accessory/D1D2D3D4D5D6")

@@ -225,7 +225,12 @@ final class HouseholdWeek {
                 "TRACE \(now / Self.day) \(now % Self.day / 3600):\(now % 3600 / 60):\(now % 60) \(pairs[index].name) \(address) @\(gateway) -> \(attributed) \(outcome.notice?.message ?? "") \(outcome.announcement ?? "")"
             )
         }
-        guard case .telemetry(let input, let context, _) = outcome.effect, case .sighting(let sighting) = input else { return }
+        guard case .telemetry(let input, let context, _) = outcome.effect, case .sighting(let sighting) = input else {
+            // Nobody's advertisement (Ingest hands the engine no sighting of it): this pair was
+            // heard and counted for no one.
+            if case .none = outcome.effect { observe(index, attributedTo: nil, at: now) }
+            return
+        }
         await perform(.telemetry(input, context: context), at: now)
         let attributedTo = core.view.knows(sighting.address) ? sighting.address : nil
         observe(index, attributedTo: attributedTo, at: now)
