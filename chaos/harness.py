@@ -22,10 +22,36 @@ def figure(text):
     print(f"  figure: {text}", flush=True)
 
 
+_last_port = None
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port below the kernel's ephemeral range, not handed out before by this process.
+
+    The kernel's bind(0) port comes from the ephemeral range, where an outgoing connection beside
+    the test (a client's source port) may take it before the process meant to listen on it binds.
+    """
+    global _last_port
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            start = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        start = 32768
+    low, high = 10000, max(start, 11000) - 1
+    span = high - low + 1
+    candidate = low + (os.getpid() * 97) % span if _last_port is None else _last_port + 1
+    for _ in range(span):
+        if not low <= candidate <= high:
+            candidate = low
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", candidate))
+            except OSError:
+                candidate += 1
+                continue
+        _last_port = candidate
+        return candidate
+    raise RuntimeError(f"no free loopback port in {low}..{high}")
 
 
 def listening(port, timeout):

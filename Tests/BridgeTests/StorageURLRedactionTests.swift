@@ -49,7 +49,7 @@ struct StorageURLRedactionTests {
             #expect(!report.contains(Self.secret), "validate: \(report)")
 
             let observer = try await Observer(broker: broker)
-            let log = directory.appendingPathComponent("run.log").path
+            let log = directory.appendingPathComponent("run-\(UUID().uuidString.prefix(6)).log").path
             let bridge = try ChildProcess(path: executable, arguments: ["run", "--config", config], output: log)
             // It connected: libpq took the password however it was spelled (the server asks for one).
             let info = await observer.waitFor("aabridge/bridge/info", timeout: .seconds(15)) { $0["config"] != nil }
@@ -75,9 +75,11 @@ struct StorageURLRedactionTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let port = try FreePort.find()
         let base = "postgresql://aabridge@127.0.0.1:\(port)/aabridge"
-        for url in Self.spellings(base) + ["host=127.0.0.1 port=\(port) user=aabridge password=\(Self.secret)"] {
+        let urls = Self.spellings(base) + ["host=127.0.0.1 port=\(port) user=aabridge password=\(Self.secret)"]
+        for (index, url) in urls.enumerated() {
             let config = try Self.configuration(directory, broker: "mqtt://127.0.0.1:1", url: url)
-            let log = directory.appendingPathComponent("run.log").path
+            // A log of its own per spelling, so that each one's output is judged alone.
+            let log = directory.appendingPathComponent("run-\(index).log").path
             let bridge = try ChildProcess(path: executable, arguments: ["run", "--config", config], output: log)
             let status = await bridge.wait(timeout: .seconds(30))
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
