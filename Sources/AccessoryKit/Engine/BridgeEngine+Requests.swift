@@ -44,12 +44,16 @@ extension BridgeEngine {
 
     /// An accessory known at the start: unavailable, never seen, until a gateway hears it.
     mutating func awaitFirstSighting(_ id: BluetoothAddress, now: Timestamp) {
-        records[id]?.available = false
-        records[id]?.lastSeen = nil
-        records[id]?.wornSince = now
-        records[id]?.unheardSince = now
-        records[id]?.awaitingFirstSighting = true
-        records[id]?.reportedSinceUnavailable = false
+        // Through the slot: `records[id]?.x = ...` copies the whole record out and back each
+        // time, and this runs for every accessory at startup.
+        if let index = records.index(forKey: id) {
+            records.values[index].available = false
+            records.values[index].lastSeen = nil
+            records.values[index].wornSince = now
+            records.values[index].unheardSince = now
+            records.values[index].awaitingFirstSighting = true
+            records.values[index].reportedSinceUnavailable = false
+        }
         scheduleAvailabilityCheck(lastSeen: now)
     }
 

@@ -118,9 +118,10 @@ public struct BridgeEngine: Sendable {
         self.migrationComplete = restored.migrationComplete
         self.runtimeSourceNames = restored.sourceNames
         for accessory in session.accessories.values {
-            addRecord(for: accessory)
-            records[accessory.id]?.keys = restored.keys[accessory.id] ?? AccessoryKeys()
-            records[accessory.id]?.homeSources = restored.homeSources[accessory.id] ?? []
+            var record = makeRecord(for: accessory)
+            record.keys = restored.keys[accessory.id] ?? AccessoryKeys()
+            record.homeSources = restored.homeSources[accessory.id] ?? []
+            insertRecord(record, for: accessory.id)
             setFollowedAddress(accessory.id, restored.followedAddresses[accessory.id])
             setAlias(accessory.id, restored.aliases[accessory.id])
             setTrace(accessory.id, restored.traces[accessory.id] ?? AccessoryTrace())
@@ -151,6 +152,13 @@ public struct BridgeEngine: Sendable {
     // MARK: Read access for snapshots
 
     /// The state object of one accessory.
+    /// How many registrations `status(of:)` answers for, without building their states
+    /// (`bridge/info`, `bridge/health` and `/metrics` count them; at 10,000 that was a
+    /// tenth of the startup).
+    public var registeredAccessoryCount: Int {
+        registry.registrations.keys.count { session.accessories[$0] != nil && records[$0] != nil }
+    }
+
     public func status(of id: BluetoothAddress) -> AccessoryStatus? {
         guard let accessory = session.accessories[id], let record = records[id] else { return nil }
         return AccessoryStatus(
@@ -254,8 +262,13 @@ public struct BridgeEngine: Sendable {
     // MARK: Helpers shared by the extensions
 
     mutating func addRecord(for accessory: Accessory) {
-        records[accessory.id] = makeRecord(for: accessory)
-        if let configuration = registry[accessory.id]?.configuration { reindex(accessory.id, old: [], new: configuration.sources) }
+        insertRecord(makeRecord(for: accessory), for: accessory.id)
+    }
+
+    /// Puts a record in ``records`` and indexes its registration's sources.
+    mutating func insertRecord(_ record: Record, for id: BluetoothAddress) {
+        records[id] = record
+        if let configuration = registry[id]?.configuration { reindex(id, old: [], new: configuration.sources) }
     }
 
     /// A fresh record for an accessory and its current registration (the caller indexes its sources).

@@ -40,16 +40,16 @@ public struct BluetoothUUID: Hashable, Sendable, CustomStringConvertible {
 
     /// Parses `fe2c`, `0xFE2C`, 8 hex digits (32-bit), 32 hex digits, or the dashed 8-4-4-4-12 form.
     public init?(_ text: some StringProtocol) {
-        var digits = Substring(text)
-        if digits.hasPrefix("0x") || digits.hasPrefix("0X") { digits = digits.dropFirst(2) }
-        if digits.utf8.count == 36 {
-            let dashes = [8, 13, 18, 23]
-            for (offset, char) in digits.utf8.enumerated() where dashes.contains(offset) != (char == UInt8(ascii: "-")) {
-                return nil
-            }
-            digits = Substring(digits.filter { $0 != "-" })
+        var digits = Array(text.utf8)
+        if digits.count >= 2, digits[0] == UInt8(ascii: "0"), digits[1] | 0x20 == UInt8(ascii: "x") { digits.removeFirst(2) }
+        if digits.count == 36 {
+            // Byte by byte: a stored accessory's descriptor is parsed at every start (10,000 at once).
+            var dashes = 0
+            for offset in [8, 13, 18, 23] where digits[offset] == UInt8(ascii: "-") { dashes += 1 }
+            guard dashes == 4, digits.count(where: { $0 == UInt8(ascii: "-") }) == 4 else { return nil }
+            digits.removeAll { $0 == UInt8(ascii: "-") }
         }
-        guard let bytes = Hex.decode(digits) else { return nil }
+        guard let bytes = digits.withUnsafeBytes({ Hex.decode($0) }) else { return nil }
         switch bytes.count {
         case 2: self.init(shortValue: UInt16(bytes[0]) << 8 | UInt16(bytes[1]))
         case 4: self.init(uuid32: bytes.reduce(0) { $0 << 8 | UInt32($1) })

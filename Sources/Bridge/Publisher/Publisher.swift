@@ -317,7 +317,7 @@ final class Publisher {
     /// accessory's registration (invalidated) in memory, but it is gone from storage, so it
     /// must not be counted: the number would change across a restart.
     static func registeredCount(_ engine: BridgeEngine) -> Int {
-        engine.registry.registrations.keys.count { engine.status(of: $0) != nil }
+        engine.registeredAccessoryCount
     }
 
     // MARK: - Responses and logs
