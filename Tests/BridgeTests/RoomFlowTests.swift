@@ -18,7 +18,7 @@ struct RoomFlowTests {
             "home/\(room)/BTtoMQTT/\(Fixture.headphonesTopic)", #"{"id":"\#(Fixture.headphones)"\#(signal),"name":"Acme Studio"}"#)
     }
 
-    @Test("kitchen, then clearly stronger from bedroom: room is bedroom within 1 s; sightings without rssi do not move it")
+    @Test("kitchen, then clearly stronger from bedroom: room is bedroom on that sighting; sightings without rssi do not move it")
     func roomFollowsTheStrongestGateway() async throws {
         try await withBridge { _, observer async throws in
             try await Self.sighting(observer, room: "kitchen", rssi: -60)
@@ -38,13 +38,13 @@ struct RoomFlowTests {
             #expect(!observer.json(on: Self.state).contains { $0["room"] == "bedroom" })
 
             // Clearly stronger from the bedroom: -62 -> -52.4 smoothed, 7.6 dB better than the kitchen.
-            let clock = ContinuousClock()
-            let sent = clock.now
+            // The move comes from this sighting, not from the 30 s window running out (the wait
+            // ends well before it). That it is published in the same step as the sighting ("within
+            // 1 s") is EngineRoomTests.aChangeOfRoomIsPublishedInTheSameStepAndOnlyThen's: a wall
+            // clock bound here would measure the machine's load, not the rule.
             try await Self.sighting(observer, room: "bedroom", rssi: -30)
-            let moved = await observer.waitFor(Self.state, timeout: .seconds(1)) { $0["room"] == "bedroom" }
-            let elapsed = clock.now - sent
+            let moved = await observer.waitFor(Self.state, timeout: .seconds(10)) { $0["room"] == "bedroom" }
             #expect(moved != nil)
-            #expect(elapsed < .seconds(1), "published \(elapsed) after the deciding sighting")
             #expect(moved?["gateway"] == "bedroom" && moved?["rssi"] == -30)
         }
     }
