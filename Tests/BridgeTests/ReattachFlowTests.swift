@@ -266,10 +266,12 @@ struct ReattachFlowTests {
             let chosen = await observer.waitFor("aabridge/bridge/response/reattach/set") { $0["transaction"] == "choose" }
             #expect(chosen?["status"] == "ok" && chosen?["data"]?["lookalike"] == .string(hall))
             await observer.waitFor(choice) { $0["lookalike"] == .string(hall) }
+            let choices = observer.json(on: choice).count
             try await observer.publish(form, #"{"id":"\#(Fixture.airPods)","action":"reattach","transaction":"press"}"#)
             let pressed = await observer.waitFor("aabridge/bridge/response/accessory/reattach") { $0["transaction"] == "press" }
             #expect(pressed?["status"] == "ok", "\(String(describing: pressed))")
-            await observer.waitFor(choice) { $0["lookalike"] == .null }
+            // (after: the choice was null before the look-alike was chosen too.)
+            await observer.waitFor(choice, after: choices) { $0["lookalike"] == .null }
 
             for (payload, message) in [
                 (#"{"lookalike":"\#(hall)"}"#, "'id' is required"),
@@ -312,10 +314,12 @@ struct ReattachFlowTests {
             await observer.waitFor("\(Self.airPodsState)/reattach") { $0["lookalike"] == .string(hall) }
             #expect(try homeAssistant.state(device, "lookalike") == hall)
             let count = observer.json(on: lastResponse).count
+            let choices = observer.json(on: "\(Self.airPodsState)/reattach").count
             try await homeAssistant.press(device, "reattach")
             let pressed = await observer.waitFor(lastResponse, after: count) { $0["request"] == "accessory/reattach" }
             #expect(pressed?["status"] == "ok", "\(String(describing: pressed))")
-            await observer.waitFor("\(Self.airPodsState)/reattach") { $0["lookalike"] == .null }
+            // (after: the choice was null before the look-alike was chosen too.)
+            await observer.waitFor("\(Self.airPodsState)/reattach", after: choices) { $0["lookalike"] == .null }
             #expect(try homeAssistant.state(device, "lookalike") == "(none)")
             // Attached: no look-alike any more, so none offered.
             await homeAssistant.waitForDevice(device) { $0["components"]?["lookalike"]?["options"] == ["(none)"] }
