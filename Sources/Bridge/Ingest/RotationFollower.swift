@@ -196,7 +196,7 @@ struct RotationFollower {
             return report(
                 address, now: now,
                 "new address \(address) (\(Self.name(profile.model))) fits \(fitting.count) accessories "
-                    + "(\(fitting.map(\.description).joined(separator: ", "))): not followed; give each an IRK (accessory/keys)")
+                    + "(\(fitting.map(\.description).joined(separator: ", "))): not followed; give each an IRK (\(RequestName.keys.name))")
         }
         let track = tracks[id]!
         let rivals = candidates.filter { $0.key != address && fits(track, $0.value, now: now) }.keys.sorted()
@@ -204,7 +204,8 @@ struct RotationFollower {
             return report(
                 address, now: now,
                 "accessory \(id) (\(Self.name(profile.model))) fits \(rivals.count + 1) new addresses "
-                    + "(\(([address] + rivals).map(\.description).joined(separator: ", "))): not followed; give it an IRK (accessory/keys)")
+                    + "(\(([address] + rivals).map(\.description).joined(separator: ", "))): not followed; give it an IRK (\(RequestName.keys.name))"
+            )
         }
         candidates[address] = nil
         heard(id, at: address, profile: profile, gateway: gateway, now: now)

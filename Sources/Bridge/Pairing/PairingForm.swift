@@ -49,7 +49,7 @@ struct PairingForm: Hashable, Sendable {
         if let candidate { members.append(("id", .string(candidate.description))) }
         if let name { members.append(("name", .string(name))) }
         if let transaction { members.append(("transaction", transaction)) }
-        let name = "picker/select"
+        let name = RequestName.selectCandidate.name
         return IncomingRequest(name: name, transaction: transaction, decoded: RequestDecoder.decode(name: name, payload: .object(members)))
     }
 

@@ -52,7 +52,7 @@ struct ReattachForm: Hashable, Sendable {
         var members: [(String, JSONValue)] = [("id", .string(id.description))]
         if let address = choices[id] { members.append(("address", .string(address.description))) }
         if let transaction { members.append(("transaction", transaction)) }
-        let name = "accessory/reattach"
+        let name = RequestName.reattach.name
         return IncomingRequest(name: name, transaction: transaction, decoded: RequestDecoder.decode(name: name, payload: .object(members)))
     }
 
