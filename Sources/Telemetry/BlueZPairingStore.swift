@@ -183,15 +183,15 @@ public struct BlueZPairingStore: Sendable {
         var alias: String?
         var keyText: String?
         for rawLine in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-            let line = trimmed(String(decoding: rawLine, as: UTF8.self))
+            let line = String(String(decoding: rawLine, as: UTF8.self).trimmingWhitespace)
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.hasPrefix("[") {
                 if line.hasSuffix("]") { group = String(line.dropFirst().dropLast()) }
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else { continue }
-            let key = trimmed(String(line[..<equals]))
-            let value = trimmed(String(line[line.index(after: equals)...]))
+            let key = String(line[..<equals].trimmingWhitespace)
+            let value = String(line[line.index(after: equals)...].trimmingWhitespace)
             switch (group, key) {
             case ("General", "Name"): name = unescaped(value)
             case ("General", "Alias"): alias = unescaped(value)
@@ -275,12 +275,6 @@ public struct BlueZPairingStore: Sendable {
 
     static func reason(_ code: Int32) -> String {
         String(cString: strerror(code))
-    }
-
-    static func trimmed(_ text: String) -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let start = text.firstIndex(where: { !isSpace($0) }), let end = text.lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(text[start...end])
     }
 
     /// GLib key-file escapes in a string value: `\s` (a leading space), `\n`, `\t`, `\r`, `\\`.
