@@ -3,7 +3,6 @@ import Bridge
 import Configuration
 import JSON
 import MQTT
-import Synchronization
 import Telemetry
 
 #if canImport(FoundationEssentials)
@@ -71,18 +70,6 @@ enum KeysCommand {
         var dryRun = false
     }
 
-    /// An accessory as `bridge/accessories` shows it.
-    struct Accessory {
-        var id: BluetoothAddress
-        var name: String
-        var hasIRK: Bool
-        /// Its public address (`accessory/alias`): BlueZ knows an accessory paired from a
-        /// rotating address by this one.
-        var alias: BluetoothAddress?
-
-        var label: String { "\(id) \"\(name)\"" }
-    }
-
     /// One BlueZ device (under one or more adapters) and what becomes of it.
     struct Entry {
         var devices: [BlueZPairingStore.Device]
@@ -101,7 +88,7 @@ enum KeysCommand {
     }
 
     enum Outcome {
-        case importInto(Accessory, AccessoryKey, because: String)
+        case importInto(ListedAccessory, AccessoryKey, because: String)
         case skip(String)
     }
 
@@ -245,7 +232,7 @@ enum KeysCommand {
     /// Decides each device's outcome. Without `--id`, a device goes to the accessory whose id
     /// is its address; with `--id`, only into that accessory, from the one device that fits.
     static func plan(
-        groups: [[BlueZPairingStore.Device]], accessories: [Accessory], selection: Selection
+        groups: [[BlueZPairingStore.Device]], accessories: [ListedAccessory], selection: Selection
     ) throws(Failure)
         -> [Entry]
     {
@@ -294,7 +281,7 @@ enum KeysCommand {
     /// one at the accessory's own address (its id or its alias), or the only one with an IRK
     /// named like the accessory.
     static func choose(
-        groups: [[BlueZPairingStore.Device]], for accessory: Accessory, selection: Selection
+        groups: [[BlueZPairingStore.Device]], for accessory: ListedAccessory, selection: Selection
     ) throws(Failure)
         -> BlueZPairingStore.Device
     {
@@ -350,7 +337,7 @@ enum KeysCommand {
         return "skipped: \(problem)"
     }
 
-    static func identityReason(_ accessory: Accessory, _ address: BluetoothAddress) -> String {
+    static func identityReason(_ accessory: ListedAccessory, _ address: BluetoothAddress) -> String {
         (address == accessory.id ? "its id is this device's identity address" : "its alias is this device's identity address")
             + (accessory.hasIRK ? "; replaces the IRK it has" : "")
     }
@@ -389,47 +376,10 @@ enum KeysCommand {
         return address
     }
 
-    static func parseAccessories(_ message: MQTTMessage, topic: String) throws(Failure) -> [Accessory] {
-        guard let value = try? JSONParser.parse(message.payload, maximumSize: max(JSONParser.maximumSize, message.payload.count)),
-            let array = value.arrayValue
-        else {
+    static func parseAccessories(_ message: MQTTMessage, topic: String) throws(Failure) -> [ListedAccessory] {
+        guard let accessories = ListedAccessory.list(message.payload) else {
             throw Failure(status: 1, message: "\(topic) is not a JSON array: is the broker's \(topic) aabridge's?")
         }
-        return array.compactMap { object in
-            guard let id = object["id"]?.stringValue.flatMap({ BluetoothAddress($0) }) else { return nil }
-            return Accessory(
-                id: id, name: object["name"]?.stringValue ?? "", hasIRK: object["keys"]?["irk"]?.boolValue == true,
-                alias: object["alias"]?.stringValue.flatMap { BluetoothAddress($0) })
-        }
-    }
-
-    /// Every message the client receives, kept for the command's few waits (one consumer of
-    /// `messages`, read under a lock by the command's task).
-    final class Inbox: Sendable {
-        private let messages = Mutex<[MQTTMessage]>([])
-
-        func collect(_ stream: MQTTMessages) -> Task<Void, Never> {
-            Task {
-                for await message in stream { messages.withLock { $0.append(message) } }
-            }
-        }
-
-        func last(on topic: String) -> MQTTMessage? { messages.withLock { $0.last { $0.topic == topic } } }
-
-        /// Waits until `condition` holds for the messages so far, or `timeout` passes.
-        @discardableResult
-        func wait(timeout: Duration, until condition: ([MQTTMessage]) -> Bool) async -> Bool {
-            let deadline = ContinuousClock.now + timeout
-            while true {
-                if messages.withLock({ condition($0) }) { return true }
-                if ContinuousClock.now >= deadline { return false }
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-        }
-
-        func first(timeout: Duration, where matches: (MQTTMessage) -> Bool) async -> MQTTMessage? {
-            guard await wait(timeout: timeout, until: { $0.contains(where: matches) }) else { return nil }
-            return messages.withLock { $0.first(where: matches) }
-        }
+        return accessories
     }
 }

@@ -187,9 +187,9 @@ enum KeysFetchCommand {
     /// The accessory `--id` names (id, alias, or a name only one accessory has), or else the
     /// one whose id or alias is `address`.
     static func target(
-        _ accessories: [KeysCommand.Accessory], id: String?, address: BluetoothAddress?
+        _ accessories: [ListedAccessory], id: String?, address: BluetoothAddress?
     ) throws(KeysCommand.Failure)
-        -> KeysCommand.Accessory
+        -> ListedAccessory
     {
         let known = accessories.map(\.label).joined(separator: ", ")
         let list = known.isEmpty ? "none" : known

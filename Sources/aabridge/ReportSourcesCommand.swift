@@ -98,8 +98,8 @@ enum ReportSourcesCommand {
         case .success(let client): mqtt = client
         case .failure(let failure): throw Failure(status: 1, message: failure.message)
         }
-        let bridge = Latest()
-        let reader = bridge.collect(mqtt.messages, topic: topics.bridgeAccessories)
+        let bridge = CommandInbox()
+        let reader = bridge.collect(mqtt.messages)
         defer { reader.cancel() }
         var reporter = SourceReporter(source: source)
         do throws(Failure) {
@@ -146,26 +146,28 @@ enum ReportSourcesCommand {
     /// Subscribes to the bridge's retained `bridge/accessories` and returns its first
     /// publication: its generation, its accessories and when it arrived.
     static func retainedAccessories(
-        mqtt: MQTTClient, topics: Topics, bridge: Latest
+        mqtt: MQTTClient, topics: Topics, bridge: CommandInbox
     ) async throws(Failure) -> (Int, [SourceReporter.Accessory], Timestamp) {
         do {
             try await mqtt.subscribe(topics.bridgeAccessories)
         } catch {
             throw Failure(status: 1, message: "cannot subscribe to \(topics.bridgeAccessories): \(error.message)")
         }
-        guard await bridge.wait(timeout: retainedTimeout), case let (generation, payload, receivedAt)? = bridge.take(after: 0) else {
+        guard await bridge.wait(timeout: retainedTimeout, forAll: [topics.bridgeAccessories]),
+            let published = bridge.latest(on: topics.bridgeAccessories)
+        else {
             throw Failure(
                 status: 1,
                 message:
                     "no retained \(topics.bridgeAccessories): the bridge never ran against this broker (is --config the bridge's configuration?)"
             )
         }
-        guard let accessories = parseAccessories(payload) else {
+        guard let accessories = ListedAccessory.list(published.message.payload) else {
             throw Failure(
                 status: 1,
                 message: "\(topics.bridgeAccessories) is not a JSON array: is the broker's \(topics.bridgeAccessories) aabridge's?")
         }
-        return (generation, accessories, receivedAt)
+        return (published.sequence, accessories.map(\.reported), published.receivedAt)
     }
 
     /// The address bluetoothctl names for this computer's controller.
@@ -305,63 +307,6 @@ enum ReportSourcesCommand {
         return settings
     }
 
-    /// The accessories of a `bridge/accessories` payload, or nil when it is not aabridge's.
-    static func parseAccessories(_ payload: [UInt8]) -> [SourceReporter.Accessory]? {
-        guard let value = try? JSONParser.parse(payload, maximumSize: max(JSONParser.maximumSize, payload.count)),
-            let array = value.arrayValue
-        else { return nil }
-        return array.compactMap { object in
-            guard let id = object["id"]?.stringValue.flatMap({ BluetoothAddress($0) }) else { return nil }
-            let capabilities = object["capabilities"]?.arrayValue?.compactMap(\.stringValue) ?? []
-            return SourceReporter.Accessory(
-                id: id, name: object["name"]?.stringValue ?? "",
-                takesSources: object["registration"]?.stringValue == "active" && capabilities.contains("audioSwitching"),
-                available: object["available"]?.boolValue == true,
-                primarySource: object["primary_source"]?.stringValue.flatMap { BluetoothAddress($0) },
-                secondarySource: object["secondary_source"]?.stringValue.flatMap { BluetoothAddress($0) },
-                alias: object["alias"]?.stringValue.flatMap { BluetoothAddress($0) })
-        }
-    }
-
-    /// The reporter's clock: monotonic (a stepped wall clock must not make a state look older
-    /// or newer than a message), milliseconds since the command started.
-    static let started = ContinuousClock.now
-
-    static func now() -> Timestamp {
-        Timestamp(milliseconds: Int64((ContinuousClock.now - started) / .milliseconds(1)))
-    }
-
-    /// The last payload published on one topic, kept as it arrives (one consumer of the
-    /// client's messages) with when it arrived; only the latest matters, so a long run keeps
-    /// no history.
-    final class Latest: Sendable {
-        private let latest = Mutex<(generation: Int, payload: [UInt8]?, receivedAt: Timestamp)>((0, nil, Timestamp(milliseconds: 0)))
-
-        func collect(_ stream: MQTTMessages, topic: String) -> Task<Void, Never> {
-            Task {
-                for await message in stream where message.topic == topic {
-                    let receivedAt = ReportSourcesCommand.now()
-                    latest.withLock { $0 = ($0.generation + 1, message.payload, receivedAt) }
-                }
-            }
-        }
-
-        /// The payload when one newer than `generation` arrived, with its generation and when it arrived.
-        func take(after generation: Int) -> (Int, [UInt8], Timestamp)? {
-            latest.withLock { latest in
-                guard latest.generation > generation, let payload = latest.payload else { return nil }
-                return (latest.generation, payload, latest.receivedAt)
-            }
-        }
-
-        /// Waits until a payload arrived, or `timeout` passes.
-        func wait(timeout: Duration) async -> Bool {
-            let deadline = ContinuousClock.now + timeout
-            while latest.withLock({ $0.payload == nil }) {
-                if ContinuousClock.now >= deadline { return false }
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-            return true
-        }
-    }
+    /// The reporter's clock: the commands' own (``CommandInbox/now()``).
+    static func now() -> Timestamp { CommandInbox.now() }
 }
