@@ -139,7 +139,7 @@ extension ConfigurationDecoder {
         "max_packet_size", "session_expiry_s",
     ]
 
-    func mqtt(_ node: YAMLNode?, into mqtt: inout MQTTConfiguration) {
+    func mqtt(_ node: YAMLNode?, into mqtt: inout MQTTSection) {
         guard let section = fields(node, at: "mqtt", allowed: Self.mqttKeys) else { return }
         var serverIsValid = true
         if let server = requiredOrDefault(section, "server") {
@@ -204,7 +204,7 @@ extension ConfigurationDecoder {
         if let node = section["version"], !node.isNull,
             let number = integer(node, at: section.path("version"), in: Int.min...Int.max)
         {
-            if let version = MQTTConfiguration.Version(rawValue: number) {
+            if let version = MQTTSection.Version(rawValue: number) {
                 mqtt.version = version
             } else {
                 fail(section.path("version"), "unknown MQTT version \(number); allowed: 4 (MQTT 3.1.1), 5 (MQTT 5)", at: node)
@@ -229,7 +229,7 @@ extension ConfigurationDecoder {
         if let reconnect = fields(section["reconnect"], at: section.path("reconnect"), allowed: ["min_s", "max_s"]) {
             let minimum = integer(reconnect["min_s"], at: reconnect.path("min_s"), in: 1...3_600)
             let maximum = integer(reconnect["max_s"], at: reconnect.path("max_s"), in: 1...3_600)
-            let candidate = MQTTConfiguration.Reconnect(
+            let candidate = MQTTSection.Reconnect(
                 minimumSeconds: minimum ?? mqtt.reconnect.minimumSeconds, maximumSeconds: maximum ?? mqtt.reconnect.maximumSeconds)
             if candidate.minimumSeconds > candidate.maximumSeconds {
                 fail(
@@ -243,7 +243,7 @@ extension ConfigurationDecoder {
 
     /// `password` or `password_file` (read here, trailing newline trimmed); never both.
     /// No message repeats the password or the file's content.
-    private func password(_ section: Fields, into mqtt: inout MQTTConfiguration) {
+    private func password(_ section: Fields, into mqtt: inout MQTTSection) {
         guard let (password, file) = secret(section, "password", file: "password_file", refusingEmpty: false) else { return }
         mqtt.password = password
         if let file { mqtt.passwordFile = file }

@@ -1,6 +1,8 @@
-/// Everything needed to reach a broker and to behave well on it.
-public struct MQTTConfiguration: Sendable, Hashable {
-    public enum ProtocolVersion: Int, Sendable, Hashable {
+/// Everything needed to reach a broker and to behave well on it: the one MQTT settings type,
+/// which the bridge's configuration (`mqtt:`) fills in as it reads the file. It prints and
+/// mirrors without the password, since the configuration holding it is logged and dumped.
+public struct MQTTConfiguration: Sendable, Hashable, CustomReflectable {
+    public enum ProtocolVersion: Int, CaseIterable, Sendable, Hashable {
         /// MQTT 3.1.1 (protocol level 4).
         case v311 = 4
         /// MQTT 5.
@@ -95,6 +97,19 @@ public struct MQTTConfiguration: Sendable, Hashable {
         self.reconnect = reconnect
         self.cleanSession = cleanSession
         self.messageBufferLimit = messageBufferLimit
+    }
+
+    /// The settings with the password left out (`<redacted>` when set).
+    public var customMirror: Mirror {
+        Mirror(
+            self,
+            children: [
+                ("host", host as Any), ("port", port), ("clientID", clientID), ("keepalive", keepalive), ("username", username as Any),
+                ("password", password == nil ? "nil" : "<redacted>"), ("tls", tls as Any), ("protocolVersion", protocolVersion),
+                ("will", will as Any), ("reconnect", reconnect), ("cleanSession", cleanSession),
+                ("sessionExpiryInterval", sessionExpiryInterval), ("messageBufferLimit", messageBufferLimit as Any),
+                ("priorityFilters", priorityFilters), ("maximumPacketSize", maximumPacketSize as Any),
+            ])
     }
 
     /// Sets host, port and TLS from a server URL: `mqtt://host[:1883]` or `mqtts://host[:8883]`
