@@ -47,52 +47,25 @@ public struct MQTTSection: Hashable, Sendable, CustomStringConvertible, CustomDe
     }
 
     /// The broker host parsed from `server`.
-    public var host: String {
-        get { client.host }
-        set { client.host = newValue }
-    }
+    public var host: String { client.host }
     /// The port from `server`, or 1883 / 8883 by scheme.
-    public var port: Int {
-        get { client.port }
-        set { client.port = newValue }
-    }
-    public var clientID: String {
-        get { client.clientID }
-        set { client.clientID = newValue }
-    }
-    public var user: String? {
-        get { client.username }
-        set { client.username = newValue }
-    }
+    public var port: Int { client.port }
+    public var clientID: String { client.clientID }
+    public var user: String? { client.username }
     /// From `password`, `password_file` or `AABRIDGE_MQTT_PASSWORD`.
     public var password: Secret? {
         get { client.password.map(Secret.init) }
         set { client.password = newValue?.revealed }
     }
     /// CA file for `mqtts://`.
-    public var ca: String? {
-        get { client.tls?.caFile }
-        set { tls(newValue) { $0.caFile = newValue } }
-    }
+    public var ca: String? { client.tls?.caFile }
     /// Client certificate file.
-    public var cert: String? {
-        get { client.tls?.certificateFile }
-        set { tls(newValue) { $0.certificateFile = newValue } }
-    }
+    public var cert: String? { client.tls?.certificateFile }
     /// Client key file.
-    public var key: String? {
-        get { client.tls?.keyFile }
-        set { tls(newValue) { $0.keyFile = newValue } }
-    }
+    public var key: String? { client.tls?.keyFile }
     /// Seconds.
-    public var keepalive: Int {
-        get { client.keepalive }
-        set { client.keepalive = newValue }
-    }
-    public var version: Version {
-        get { client.protocolVersion }
-        set { client.protocolVersion = newValue }
-    }
+    public var keepalive: Int { client.keepalive }
+    public var version: Version { client.protocolVersion }
     public var reconnect: Reconnect {
         get {
             Reconnect(
@@ -106,10 +79,7 @@ public struct MQTTSection: Hashable, Sendable, CustomStringConvertible, CustomDe
     /// The largest MQTT packet the bridge accepts (bytes), announced to the broker on MQTT 5
     /// (Maximum Packet Size): larger messages are dropped by the broker, never allocated
     /// here. Telemetry and requests are refused above 64 KiB anyway.
-    public var maxPacketSize: Int {
-        get { client.maximumPacketSize ?? 0 }
-        set { client.maximumPacketSize = newValue }
-    }
+    public var maxPacketSize: Int { client.maximumPacketSize ?? 0 }
     /// How long the broker keeps the bridge's session (its subscriptions and the QoS 1
     /// messages for it) after the connection drops, in seconds; 0 is a clean session at every
     /// connect. Requests sent while the bridge reconnects or restarts wait in that session.
@@ -121,12 +91,12 @@ public struct MQTTSection: Hashable, Sendable, CustomStringConvertible, CustomDe
         }
     }
 
-    /// A TLS file: kept with the client's TLS settings, which a file given for an `mqtt://`
-    /// server (refused by the decoder) creates; no file creates none.
-    private mutating func tls(_ file: String?, _ change: (inout MQTTConfiguration.TLS) -> Void) {
-        guard file != nil || client.tls != nil else { return }
+    /// Sets a TLS file (`ca`, `cert`, `key`) in the client's TLS settings, which a file given
+    /// for an `mqtt://` server (refused by the decoder) creates; no file creates none.
+    public mutating func setTLSFile(_ file: WritableKeyPath<MQTTConfiguration.TLS, String?>, to path: String?) {
+        guard path != nil || client.tls != nil else { return }
         var tls = client.tls ?? .init()
-        change(&tls)
+        tls[keyPath: file] = path
         client.tls = tls
     }
 

@@ -1,7 +1,7 @@
 /// Everything needed to reach a broker and to behave well on it: the one MQTT settings type,
-/// which the bridge's configuration (`mqtt:`) fills in as it reads the file. It prints and
-/// mirrors without the password, since the configuration holding it is logged and dumped.
-public struct MQTTConfiguration: Sendable, Hashable, CustomReflectable {
+/// which the bridge's configuration (`mqtt:`) fills in as it reads the file. Its password
+/// mirrors as `<redacted>`, since the configuration holding it is logged and dumped.
+public struct MQTTConfiguration: Sendable, Hashable {
     public enum ProtocolVersion: Int, CaseIterable, Sendable, Hashable {
         /// MQTT 3.1.1 (protocol level 4).
         case v311 = 4
@@ -50,7 +50,12 @@ public struct MQTTConfiguration: Sendable, Hashable, CustomReflectable {
     public var clientID: String
     public var keepalive: Int
     public var username: String?
-    public var password: String?
+    public var password: String? {
+        get { redactedPassword.text }
+        set { redactedPassword = Redacted(text: newValue) }
+    }
+    /// The password, stored where `dump` and `Mirror` see only `<redacted>`.
+    private var redactedPassword: Redacted
     public var tls: TLS?
     public var protocolVersion: ProtocolVersion
     public var will: Will?
@@ -90,26 +95,13 @@ public struct MQTTConfiguration: Sendable, Hashable, CustomReflectable {
         self.clientID = clientID
         self.keepalive = keepalive
         self.username = username
-        self.password = password
+        self.redactedPassword = Redacted(text: password)
         self.tls = tls
         self.protocolVersion = protocolVersion
         self.will = will
         self.reconnect = reconnect
         self.cleanSession = cleanSession
         self.messageBufferLimit = messageBufferLimit
-    }
-
-    /// The settings with the password left out (`<redacted>` when set).
-    public var customMirror: Mirror {
-        Mirror(
-            self,
-            children: [
-                ("host", host as Any), ("port", port), ("clientID", clientID), ("keepalive", keepalive), ("username", username as Any),
-                ("password", password == nil ? "nil" : "<redacted>"), ("tls", tls as Any), ("protocolVersion", protocolVersion),
-                ("will", will as Any), ("reconnect", reconnect), ("cleanSession", cleanSession),
-                ("sessionExpiryInterval", sessionExpiryInterval), ("messageBufferLimit", messageBufferLimit as Any),
-                ("priorityFilters", priorityFilters), ("maximumPacketSize", maximumPacketSize as Any),
-            ])
     }
 
     /// Sets host, port and TLS from a server URL: `mqtt://host[:1883]` or `mqtts://host[:8883]`
@@ -123,6 +115,14 @@ public struct MQTTConfiguration: Sendable, Hashable, CustomReflectable {
         } else {
             tls = nil
         }
+    }
+}
+
+extension MQTTConfiguration {
+    /// A secret text that reflects as `<redacted>`.
+    fileprivate struct Redacted: Sendable, Hashable, CustomReflectable {
+        var text: String?
+        var customMirror: Mirror { Mirror(reflecting: text == nil ? "nil" : "<redacted>") }
     }
 }
 
