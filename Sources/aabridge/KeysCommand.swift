@@ -63,7 +63,7 @@ enum KeysCommand {
 
     /// What the user chose on the command line.
     struct Selection {
-        var directory = BlueZPairingStore.defaultDirectory
+        var directory = BlueZPairings.defaultDirectory
         var adapter: BluetoothAddress?
         var device: BluetoothAddress?
         var accessory: BluetoothAddress?
@@ -72,7 +72,7 @@ enum KeysCommand {
 
     /// One BlueZ device (under one or more adapters) and what becomes of it.
     struct Entry {
-        var devices: [BlueZPairingStore.Device]
+        var devices: [BlueZPairings.Device]
         var outcome: Outcome
 
         var address: BluetoothAddress { devices[0].address }
@@ -81,7 +81,7 @@ enum KeysCommand {
     }
 
     /// `F0:99:B6:12:34:56 ("Alice’s AirPods", adapter 00:1A:7D:DA:71:13)`: how a line names a device.
-    static func label(_ devices: [BlueZPairingStore.Device]) -> String {
+    static func label(_ devices: [BlueZPairings.Device]) -> String {
         let name = devices.lazy.compactMap(\.name).first.map { "\"\($0)\", " } ?? ""
         let adapters = devices.map(\.adapter.description).joined(separator: ", ")
         return "\(devices[0].address) (\(name)adapter\(devices.count > 1 ? "s" : "") \(adapters))"
@@ -134,9 +134,9 @@ enum KeysCommand {
     static func importBlueZ(options: [String]) async throws(Failure) -> Int32 {
         let selection = try parse(options)
         guard let configuration = Command.loadConfiguration(options) else { return ConfigurationErrors.exitStatus }
-        let store: BlueZPairingStore
+        let store: BlueZPairings
         do {
-            store = try BlueZPairingStore.read(directory: selection.directory, adapter: selection.adapter)
+            store = try BlueZPairings.read(directory: selection.directory, adapter: selection.adapter)
         } catch {
             let hint =
                 error.isPermissionDenied
@@ -178,7 +178,7 @@ enum KeysCommand {
     }
 
     static func importBlueZ(
-        groups: [[BlueZPairingStore.Device]], selection: Selection, delivery: KeysDelivery
+        groups: [[BlueZPairings.Device]], selection: Selection, delivery: KeysDelivery
     ) async throws(Failure) -> Int32 {
         let accessories = delivery.accessories
         let entries = try plan(groups: groups, accessories: accessories, selection: selection)
@@ -232,7 +232,7 @@ enum KeysCommand {
     /// Decides each device's outcome. Without `--id`, a device goes to the accessory whose id
     /// is its address; with `--id`, only into that accessory, from the one device that fits.
     static func plan(
-        groups: [[BlueZPairingStore.Device]], accessories: [ListedAccessory], selection: Selection
+        groups: [[BlueZPairings.Device]], accessories: [ListedAccessory], selection: Selection
     ) throws(Failure)
         -> [Entry]
     {
@@ -281,9 +281,9 @@ enum KeysCommand {
     /// one at the accessory's own address (its id or its alias), or the only one with an IRK
     /// named like the accessory.
     static func choose(
-        groups: [[BlueZPairingStore.Device]], for accessory: ListedAccessory, selection: Selection
+        groups: [[BlueZPairings.Device]], for accessory: ListedAccessory, selection: Selection
     ) throws(Failure)
-        -> BlueZPairingStore.Device
+        -> BlueZPairings.Device
     {
         if selection.device != nil {
             // parse() already kept only that device.
@@ -319,17 +319,17 @@ enum KeysCommand {
     }
 
     /// The same device paired with several adapters appears once per adapter: one group each.
-    static func group(_ devices: [BlueZPairingStore.Device]) -> [[BlueZPairingStore.Device]] {
+    static func group(_ devices: [BlueZPairings.Device]) -> [[BlueZPairings.Device]] {
         Dictionary(grouping: devices, by: \.address).values.sorted { $0[0].address < $1[0].address }
     }
 
     /// The group's IRK, when its adapters agree on one.
-    static func usableKey(_ devices: [BlueZPairingStore.Device]) -> AccessoryKey? {
+    static func usableKey(_ devices: [BlueZPairings.Device]) -> AccessoryKey? {
         let keys = Set(devices.compactMap(\.key))
         return keys.count == 1 ? keys.first : nil
     }
 
-    static func reasonWithoutKey(_ devices: [BlueZPairingStore.Device]) -> String {
+    static func reasonWithoutKey(_ devices: [BlueZPairings.Device]) -> String {
         if Set(devices.compactMap(\.key)).count > 1 {
             return "skipped: its adapters hold different IRKs for it; choose one with --adapter ADDR"
         }
@@ -360,7 +360,7 @@ enum KeysCommand {
 
     static func parse(_ options: [String]) throws(Failure) -> Selection {
         var selection = Selection()
-        selection.directory = Command.value(of: "--bluetooth-dir", in: options) ?? BlueZPairingStore.defaultDirectory
+        selection.directory = Command.value(of: "--bluetooth-dir", in: options) ?? BlueZPairings.defaultDirectory
         selection.adapter = try address(of: "--adapter", in: options)
         selection.device = try address(of: "--device", in: options)
         selection.accessory = try address(of: "--id", in: options)

@@ -44,7 +44,7 @@ struct RotationFollower {
             self.battery = battery
         }
 
-        init(_ pairing: AppleProximityPairing) {
+        init(_ pairing: ProximityPairing) {
             // The nibbles as the earbuds' layout reads them: profiles are only compared for the same
             // model, so the layout cannot differ between them, and no catalogue lookup is needed.
             self.init(model: pairing.model, colour: pairing.colour, battery: pairing.battery(.pods))
