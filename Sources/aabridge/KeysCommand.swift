@@ -41,20 +41,21 @@ enum KeysCommand {
         --id, into that accessory, from the device named like it or the one --device names.
         Keys are never printed.
 
-          --config PATH        the bridge's configuration (default config/aabridge.yaml)
-          --bluetooth-dir DIR  BlueZ's storage (default /var/lib/bluetooth, readable by root only)
-          --adapter ADDR       only this adapter's pairings
-          --device ADDR        only this BlueZ device
-          --id ID              the accessory to import into, by name or with --device
-          --dry-run            say what would be imported, and send nothing
+        \(CommandOption.helpLines(options))
 
         The other ways to set keys: aabridge keys fetch-airpods --help (from the AirPods
         themselves), aabridge keys import-macos --help (from a Mac's Keychain).
         """
 
     static let subcommands = "import-bluez, fetch-airpods, import-macos"
-    static let valueOptions = ["--config", "--bluetooth-dir", "--adapter", "--device", "--id"]
-    static let flags = ["--dry-run"]
+    static let options = [
+        CommandOption.config,
+        CommandOption("--bluetooth-dir", value: "DIR", help: "BlueZ's storage (default /var/lib/bluetooth, readable by root only)"),
+        CommandOption("--adapter", value: "ADDR", help: "only this adapter's pairings"),
+        CommandOption("--device", value: "ADDR", help: "only this BlueZ device"),
+        CommandOption("--id", value: "ID", help: "the accessory to import into, by name or with --device"),
+        CommandOption("--dry-run", help: "say what would be imported, and send nothing"),
+    ]
     /// How long the bridge has to answer one request (it commits the key first).
     static let responseTimeout: Duration = .seconds(10)
     /// How long to wait for the retained `bridge/state` and `bridge/accessories`, which the
@@ -97,32 +98,7 @@ enum KeysCommand {
         var message: String
     }
 
-    static func run(arguments: [String]) async -> Int32 {
-        guard let subcommand = arguments.first, !subcommand.hasPrefix("-") else {
-            if arguments.contains("--help") || arguments.contains("-h") {
-                print(usage)
-                return 0
-            }
-            printError("aabridge keys: name a subcommand (\(subcommands))\n\n\(usage)")
-            return 2
-        }
-        if subcommand == "fetch-airpods" || subcommand == "import-macos" {
-            let options: [String] = Array(arguments.dropFirst())
-            return await KeysFetchCommand.run(subcommand, options: options)
-        }
-        guard subcommand == "import-bluez" else {
-            printError("aabridge keys: unknown subcommand '\(subcommand)' (known: \(subcommands))\n\n\(usage)")
-            return 2
-        }
-        let options = Array(arguments.dropFirst())
-        if options.contains("--help") || options.contains("-h") {
-            print(usage)
-            return 0
-        }
-        if let problem = Command.usageProblem(options, accepted: valueOptions, flags: flags) {
-            printError("aabridge keys import-bluez: \(problem)\n\n\(usage)")
-            return 2
-        }
+    static func run(options: CommandArguments) async -> Int32 {
         do {
             return try await importBlueZ(options: options)
         } catch {
@@ -131,7 +107,7 @@ enum KeysCommand {
         }
     }
 
-    static func importBlueZ(options: [String]) async throws(Failure) -> Int32 {
+    static func importBlueZ(options: CommandArguments) async throws(Failure) -> Int32 {
         let selection = try parse(options)
         guard let configuration = Command.loadConfiguration(options) else { return ConfigurationErrors.exitStatus }
         let store: BlueZPairings
@@ -358,18 +334,18 @@ enum KeysCommand {
 
     // MARK: - Input
 
-    static func parse(_ options: [String]) throws(Failure) -> Selection {
+    static func parse(_ options: CommandArguments) throws(Failure) -> Selection {
         var selection = Selection()
-        selection.directory = Command.value(of: "--bluetooth-dir", in: options) ?? BlueZPairings.defaultDirectory
+        selection.directory = options["--bluetooth-dir"] ?? BlueZPairings.defaultDirectory
         selection.adapter = try address(of: "--adapter", in: options)
         selection.device = try address(of: "--device", in: options)
         selection.accessory = try address(of: "--id", in: options)
-        selection.dryRun = options.contains("--dry-run")
+        selection.dryRun = options.has("--dry-run")
         return selection
     }
 
-    static func address(of flag: String, in options: [String]) throws(Failure) -> BluetoothAddress? {
-        guard let text = Command.value(of: flag, in: options) else { return nil }
+    static func address(of flag: String, in options: CommandArguments) throws(Failure) -> BluetoothAddress? {
+        guard let text = options[flag] else { return nil }
         guard let address = BluetoothAddress(text) else {
             throw Failure(status: 2, message: "\(flag) '\(text)' is not a Bluetooth address (A1:B2:C3:D4:E5:F6)")
         }

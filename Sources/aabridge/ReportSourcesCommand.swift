@@ -43,15 +43,17 @@ enum ReportSourcesCommand {
         on <base>/accessory/<ID>/set, for the accessories registered with audioSwitching. On SIGTERM or
         SIGINT it reports them disconnected, then exits 0 (docs/sources.md).
 
-          --config PATH        the bridge's configuration, for its broker (default config/aabridge.yaml)
-          --source ADDR        this computer's Bluetooth address (default: the controller bluetoothctl show names)
-          --interval S         seconds between two looks at bluetoothctl (default 5)
-          --bluetoothctl PATH  the bluetoothctl to run (default: bluetoothctl, found on PATH)
-          --once               report what is connected now (and take back what is not), then exit
+        \(CommandOption.helpLines(options))
         """
 
-    static let valueOptions = ["--config", "--source", "--interval", "--bluetoothctl"]
-    static let flags = ["--once"]
+    static let options = [
+        CommandOption("--config", value: "PATH", help: "the bridge's configuration, for its broker (default config/aabridge.yaml)"),
+        CommandOption(
+            "--source", value: "ADDR", help: "this computer's Bluetooth address (default: the controller bluetoothctl show names)"),
+        CommandOption("--interval", value: "S", help: "seconds between two looks at bluetoothctl (default 5)"),
+        CommandOption("--bluetoothctl", value: "PATH", help: "the bluetoothctl to run (default: bluetoothctl, found on PATH)"),
+        CommandOption("--once", help: "report what is connected now (and take back what is not), then exit"),
+    ]
     /// How long to wait for the retained `bridge/accessories`, which the broker sends right
     /// after the subscription is acknowledged.
     static let retainedTimeout: Duration = .seconds(3)
@@ -74,7 +76,7 @@ enum ReportSourcesCommand {
         var message: String
     }
 
-    static func run(options: [String]) async -> Int32 {
+    static func run(options: CommandArguments) async -> Int32 {
         do {
             return try await report(options: options)
         } catch {
@@ -83,7 +85,7 @@ enum ReportSourcesCommand {
         }
     }
 
-    static func report(options: [String]) async throws(Failure) -> Int32 {
+    static func report(options: CommandArguments) async throws(Failure) -> Int32 {
         let settings = try parse(options)
         guard let configuration = Command.loadConfiguration(options) else { return ConfigurationErrors.exitStatus }
         // Caught before anything starts, so that a SIGTERM during the start is graceful too.
@@ -288,22 +290,22 @@ enum ReportSourcesCommand {
 
     // MARK: - Input
 
-    static func parse(_ options: [String]) throws(Failure) -> Settings {
+    static func parse(_ options: CommandArguments) throws(Failure) -> Settings {
         var settings = Settings()
-        if let text = Command.value(of: "--source", in: options) {
+        if let text = options["--source"] {
             guard let address = BluetoothAddress(text) else {
                 throw Failure(status: 2, message: "--source '\(text)' is not a Bluetooth address (A1:B2:C3:D4:E5:F6)")
             }
             settings.source = address
         }
-        if let text = Command.value(of: "--interval", in: options) {
+        if let text = options["--interval"] {
             guard let seconds = Double(text), seconds.isFinite, (0.1...3600).contains(seconds) else {
                 throw Failure(status: 2, message: "--interval '\(text)' is not a number of seconds from 0.1 to 3600")
             }
             settings.interval = .milliseconds(Int((seconds * 1000).rounded()))
         }
-        if let path = Command.value(of: "--bluetoothctl", in: options) { settings.bluetoothctl = path }
-        settings.once = options.contains("--once")
+        if let path = options["--bluetoothctl"] { settings.bluetoothctl = path }
+        settings.once = options.has("--once")
         return settings
     }
 
