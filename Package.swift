@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "Storage", dependencies: ["CSQLite", "CPostgres", "AccessoryKit", "JSON"]),
         // The YAML file, its checks and the values the runtime runs from (with the topic map).
         // Storage for libpq's reading of storage.url (checked and redacted as the store will read it).
-        .target(name: "Configuration", dependencies: ["AccessoryKit", "Telemetry", "JSON", "CYAML", "Storage"]),
+        .target(name: "Configuration", dependencies: ["AccessoryKit", "Telemetry", "JSON", "CYAML", "MQTT", "Storage"]),
         // Home Assistant's MQTT discovery payloads: pure values, published by the runtime.
         .target(name: "HomeAssistant", dependencies: ["AccessoryKit", "Configuration", "JSON"]),
         // The runtime: MQTT in and out, the engine, storage, discovery.

@@ -27,7 +27,7 @@ GATEWAY = "kitchen"
 ROOM = "Kitchen"
 AVAILABILITY_S = 6
 PICKER_TIMEOUT_S = 150
-# AirPods Pro proximity-pairing advertisements (Apple manufacturer data, AppleProximityPairing):
+# AirPods Pro proximity-pairing advertisements (Apple manufacturer data, ProximityPairing):
 # IN_EAR is the real one of Tests/Fixtures/gateway-payloads.jsonl (F1:E2:D3:C4:B5:A6) with its
 # status and battery bytes changed to both buds in the ears (0x2a), left 50 % and right 80 %
 # (0x85), case 60 % (0x06), so that every battery entity exists; IN_CASE is the fixture's real

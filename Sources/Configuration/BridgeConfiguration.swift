@@ -5,7 +5,7 @@ import AccessoryKit
 /// Built by `ConfigurationLoader`, which checks every rule before a value of this
 /// type exists, so the runtime can use it without further checks.
 public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
-    public var mqtt: MQTTConfiguration
+    public var mqtt: MQTTSection
     public var homeAssistant: HomeAssistantConfiguration
     public var storage: StorageConfiguration
     public var health: HealthConfiguration
@@ -33,7 +33,7 @@ public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
     /// The defaults, as an empty file gives them.
     /// - Parameter hostname: for the default client id `aabridge-<hostname>`.
     public init(hostname: String) {
-        self.mqtt = MQTTConfiguration(hostname: hostname)
+        self.mqtt = MQTTSection(hostname: hostname)
         self.homeAssistant = HomeAssistantConfiguration()
         self.storage = StorageConfiguration()
         self.health = HealthConfiguration()

@@ -73,7 +73,7 @@ enum ConfigurationAdvice {
     /// Which catalogue models a descriptor's proximity-pairing blob lets through: `nil` when it
     /// is not an Apple proximity-pairing descriptor (no model would match, whatever its bytes).
     static func appleModelsMatched(by descriptor: DiscoveryDescriptor) -> [AppleModel]? {
-        guard descriptor.bluetoothCompanyIdentifier == AppleProximityPairing.appleCompanyIdentifier else { return nil }
+        guard descriptor.bluetoothCompanyIdentifier == ProximityPairing.appleCompanyIdentifier else { return nil }
         let matched = AppleModelCatalogue.models.filter { model in
             descriptor.matches(sighting(advertising: model, blob: descriptor.bluetoothManufacturerDataBlob ?? []), immediateRSSI: -127)
         }
@@ -83,11 +83,11 @@ enum ConfigurationAdvice {
     /// A proximity-pairing advertisement of `model` that agrees with `blob` everywhere but in
     /// the model bytes: what such an accessory would look like to the descriptor.
     private static func sighting(advertising model: AppleModel, blob: [UInt8]) -> AdvertisementSighting {
-        var payload: [UInt8] = [AppleProximityPairing.messageType, 0x19, 0x01] + [UInt8](repeating: 0, count: 0x19 - 1)
+        var payload: [UInt8] = [ProximityPairing.messageType, 0x19, 0x01] + [UInt8](repeating: 0, count: 0x19 - 1)
         for (offset, byte) in blob.enumerated() where offset < payload.count { payload[offset] = byte }
         (payload[3], payload[4]) = model.advertisedBytes
         return AdvertisementSighting(
-            gateway: "validate", address: BluetoothAddress(rawValue: 0), rssi: 0,
-            manufacturerData: ManufacturerData(companyIdentifier: AppleProximityPairing.appleCompanyIdentifier, payload: payload))
+            gateway: "validate", accessoryID: BluetoothAddress(rawValue: 0), rssi: 0,
+            manufacturerData: ManufacturerData(companyIdentifier: ProximityPairing.appleCompanyIdentifier, payload: payload))
     }
 }

@@ -1,3 +1,5 @@
+import AccessoryKit
+
 extension ConfigurationDecoder {
     static let httpKeys = [
         "listen", "token", "token_file", "connection_limit", "connections_per_client", "timeout_s", "header_timeout_s", "allowed_hosts",
@@ -79,7 +81,7 @@ extension ConfigurationDecoder {
     private func textList(_ node: YAMLNode?, at path: String) -> [(String, YAMLNode)]? {
         guard let node, !node.isNull else { return nil }
         if case .scalar(let scalar) = node.content {
-            return scalar.value.split(separator: ",").map { (String($0).trimmingCharacters(), node) }.filter { !$0.0.isEmpty }
+            return scalar.value.split(separator: ",").map { (String($0.trimmingWhitespace), node) }.filter { !$0.0.isEmpty }
         }
         guard let items = list(node, at: path) else { return nil }
         var texts: [(String, YAMLNode)] = []
@@ -111,15 +113,5 @@ extension ConfigurationDecoder {
             })
         else { return nil }
         return lower
-    }
-}
-
-extension String {
-    /// Without leading and trailing spaces and tabs.
-    fileprivate func trimmingCharacters() -> String {
-        var text = Substring(self)
-        while text.first == " " || text.first == "\t" { text.removeFirst() }
-        while text.last == " " || text.last == "\t" { text.removeLast() }
-        return String(text)
     }
 }

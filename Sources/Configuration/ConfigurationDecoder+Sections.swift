@@ -139,14 +139,14 @@ extension ConfigurationDecoder {
         "max_packet_size", "session_expiry_s",
     ]
 
-    func mqtt(_ node: YAMLNode?, into mqtt: inout MQTTConfiguration) {
+    func mqtt(_ node: YAMLNode?, into mqtt: inout MQTTSection) {
         guard let section = fields(node, at: "mqtt", allowed: Self.mqttKeys) else { return }
         var serverIsValid = true
         if let server = requiredOrDefault(section, "server") {
             if let endpoint = Self.parseServer(server, report: { self.fail(section.path("server"), $0, at: section["server"]) }) {
                 mqtt.server = server
-                mqtt.host = endpoint.host
-                mqtt.port = endpoint.port
+                mqtt.client.host = endpoint.host
+                mqtt.client.port = endpoint.port
                 mqtt.usesTLS = endpoint.tls
             } else {
                 serverIsValid = false
@@ -165,16 +165,16 @@ extension ConfigurationDecoder {
             if clientID.utf8.count > 65_535 {
                 fail(section.path("client_id"), "is longer than MQTT allows (65535 bytes)", at: section["client_id"])
             } else {
-                mqtt.clientID = clientID
+                mqtt.client.clientID = clientID
             }
         }
-        if case let .some(user) = optionalString(section, "user") { mqtt.user = user }
+        if case let .some(user) = optionalString(section, "user") { mqtt.client.username = user }
         for key in ["ca", "cert", "key"] {
             guard case let .some(value) = optionalString(section, key) else { continue }
             switch key {
-            case "ca": mqtt.ca = value
-            case "cert": mqtt.cert = value
-            default: mqtt.key = value
+            case "ca": mqtt.setTLSFile(\.caFile, to: value)
+            case "cert": mqtt.setTLSFile(\.certificateFile, to: value)
+            default: mqtt.setTLSFile(\.keyFile, to: value)
             }
             guard let value else { continue }
             if serverIsValid && !mqtt.usesTLS {
@@ -198,21 +198,21 @@ extension ConfigurationDecoder {
                 fail(
                     section.path("keepalive"), "must be 0 (off) or 5-65535 seconds: the MQTT library refuses 1-4", at: section["keepalive"])
             } else {
-                mqtt.keepalive = keepalive
+                mqtt.client.keepalive = keepalive
             }
         }
         if let node = section["version"], !node.isNull,
             let number = integer(node, at: section.path("version"), in: Int.min...Int.max)
         {
-            if let version = MQTTConfiguration.Version(rawValue: number) {
-                mqtt.version = version
+            if let version = MQTTSection.Version(rawValue: number) {
+                mqtt.client.protocolVersion = version
             } else {
                 fail(section.path("version"), "unknown MQTT version \(number); allowed: 4 (MQTT 3.1.1), 5 (MQTT 5)", at: node)
             }
         }
         // At least 4 KiB (a gateway's message must fit); at most MQTT's own 256 MiB.
         if let size = integer(section["max_packet_size"], at: section.path("max_packet_size"), in: 4_096...268_435_455) {
-            mqtt.maxPacketSize = size
+            mqtt.client.maximumPacketSize = size
         }
         // MQTT 5's Session Expiry Interval is 32 bits (0xFFFFFFFF: never).
         if let expiry = integer(section["session_expiry_s"], at: section.path("session_expiry_s"), in: 0...4_294_967_295) {
@@ -229,7 +229,7 @@ extension ConfigurationDecoder {
         if let reconnect = fields(section["reconnect"], at: section.path("reconnect"), allowed: ["min_s", "max_s"]) {
             let minimum = integer(reconnect["min_s"], at: reconnect.path("min_s"), in: 1...3_600)
             let maximum = integer(reconnect["max_s"], at: reconnect.path("max_s"), in: 1...3_600)
-            let candidate = MQTTConfiguration.Reconnect(
+            let candidate = MQTTSection.Reconnect(
                 minimumSeconds: minimum ?? mqtt.reconnect.minimumSeconds, maximumSeconds: maximum ?? mqtt.reconnect.maximumSeconds)
             if candidate.minimumSeconds > candidate.maximumSeconds {
                 fail(
@@ -243,7 +243,7 @@ extension ConfigurationDecoder {
 
     /// `password` or `password_file` (read here, trailing newline trimmed); never both.
     /// No message repeats the password or the file's content.
-    private func password(_ section: Fields, into mqtt: inout MQTTConfiguration) {
+    private func password(_ section: Fields, into mqtt: inout MQTTSection) {
         guard let (password, file) = secret(section, "password", file: "password_file", refusingEmpty: false) else { return }
         mqtt.password = password
         if let file { mqtt.passwordFile = file }

@@ -40,6 +40,10 @@ public struct Topics: Sendable, Hashable {
     /// The filter the bridge subscribes to for requests.
     public var requestFilter: String { "\(base)/bridge/request/#" }
     public func response(_ name: String) -> String { "\(base)/bridge/response/\(name)" }
+    /// Where a request is sent.
+    public func request(_ name: RequestName) -> String { requestPrefix + name.name }
+    /// Where a request is answered.
+    public func response(_ name: RequestName) -> String { response(name.name) }
 
     public func accessory(_ id: BluetoothAddress) -> String { "\(base)/accessory/\(id.topicID)" }
     public func availability(_ id: BluetoothAddress) -> String { "\(accessory(id))/availability" }

@@ -23,7 +23,7 @@ extension HomeAssistantDiscovery {
             JSONValue.object([("id", .string(id)), ("transaction", .string(Self.transaction))]).serialized)
 
         func control(
-            _ platform: String, _ component: String, name: String, request: String, _ extra: [(String, JSONValue)]
+            _ platform: String, _ component: String, name: String, request: RequestName, _ extra: [(String, JSONValue)]
         ) -> (
             String, JSONValue
         ) {
@@ -32,14 +32,14 @@ extension HomeAssistantDiscovery {
                     ("platform", .string(platform)),
                     ("name", .string(name)),
                     ("unique_id", .string("\(objectID)_\(component)")),
-                    ("command_topic", .string(topics.requestPrefix + request)),
+                    ("command_topic", .string(topics.request(request))),
                 ] + extra
             return (component, .object(pairs + [("availability", bridgeOnline)]))
         }
 
         var controls: [(String, JSONValue)] = [
             control(
-                "text", "name", name: "Name", request: "accessory/rename",
+                "text", "name", name: "Name", request: .rename,
                 [
                     ("command_template", .string("{{ {'id': \(idLiteral), 'name': value, 'transaction': \(transaction)} | tojson }}")),
                     ("state_topic", .string(state)),
@@ -49,7 +49,7 @@ extension HomeAssistantDiscovery {
                     ("icon", "mdi:rename"), ("entity_category", "config"),
                 ]),
             control(
-                "button", "remove", name: "Remove", request: "accessory/remove",
+                "button", "remove", name: "Remove", request: .remove,
                 [("payload_press", pressPayload), ("icon", "mdi:delete"), ("entity_category", "config")]),
         ]
         let product = products[status.accessory.product]
@@ -57,7 +57,7 @@ extension HomeAssistantDiscovery {
         // the accessory waits for it (its state says `awaitingAuthorization`).
         if product?.setupOptions.contains(.confirmAuthorization) == true {
             var authorize = control(
-                "button", "authorize", name: "Authorize", request: "accessory/authorize",
+                "button", "authorize", name: "Authorize", request: .authorize,
                 [("payload_press", pressPayload), ("icon", "mdi:check-decagram")])
             if case .object(var pairs) = authorize.1 {
                 pairs.removeAll { $0.0 == "availability" }
@@ -90,11 +90,11 @@ extension HomeAssistantDiscovery {
             ]
             controls.append(
                 control(
-                    "button", "register", name: "Register", request: "accessory/register",
+                    "button", "register", name: "Register", request: .register,
                     [("payload_press", .string(register.serialized)), ("icon", "mdi:link-plus"), ("entity_category", "config")]))
             controls.append(
                 control(
-                    "button", "invalidate", name: "Invalidate registration", request: "accessory/invalidate",
+                    "button", "invalidate", name: "Invalidate registration", request: .invalidate,
                     [("payload_press", pressPayload), ("icon", "mdi:link-off"), ("entity_category", "config")]))
         }
         controls += homeSourceControls(status, state: state, control: control)
@@ -108,7 +108,7 @@ extension HomeAssistantDiscovery {
         for (component, key, name) in [("irk", "irk", "IRK"), ("encryption_key", "encryption_key", "Encryption key")] {
             controls.append(
                 control(
-                    "text", component, name: name, request: "accessory/keys",
+                    "text", component, name: name, request: .keys,
                     [
                         (
                             "command_template",
@@ -142,7 +142,7 @@ extension HomeAssistantDiscovery {
     /// (`_preferred_source`), so an existing entity carries on under its new name.
     private func homeSourceControls(
         _ status: AccessoryStatus, state: String,
-        control: (String, String, String, String, [(String, JSONValue)]) -> (String, JSONValue)
+        control: (String, String, String, RequestName, [(String, JSONValue)]) -> (String, JSONValue)
     ) -> [(String, JSONValue)] {
         let id = JinjaLiteral.string(status.accessory.id.description)
         let transaction = "'\(Self.transaction)'"
@@ -152,7 +152,7 @@ extension HomeAssistantDiscovery {
         let labels = JinjaLiteral.dictionary(options.map { ($0.address.description, $0.label) })
         return [
             control(
-                "select", "preferred_source", "Home source", "accessory/home_sources",
+                "select", "preferred_source", "Home source", .homeSources,
                 [
                     (
                         "command_template",
@@ -171,7 +171,7 @@ extension HomeAssistantDiscovery {
                     ("icon", "mdi:cellphone-sound"), ("entity_category", "config"),
                 ]),
             control(
-                "text", "home_source_address", "Home source address", "accessory/home_sources",
+                "text", "home_source_address", "Home source address", .homeSources,
                 [
                     (
                         "command_template",
@@ -184,7 +184,7 @@ extension HomeAssistantDiscovery {
                     ("min", 0), ("max", 17), ("icon", "mdi:cellphone-link"), ("entity_category", "config"),
                 ]),
             control(
-                "text", "alias", "Alias", "accessory/alias",
+                "text", "alias", "Alias", .alias,
                 [
                     (
                         "command_template",

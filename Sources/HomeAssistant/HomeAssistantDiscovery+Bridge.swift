@@ -36,7 +36,7 @@ extension HomeAssistantDiscovery {
                     "platform": "button",
                     "name": "Show picker",
                     "unique_id": .string(unique("picker_show")),
-                    "command_topic": .string(topics.requestPrefix + "picker/show"),
+                    "command_topic": .string(topics.request(.showPicker)),
                     // All products, for `homeassistant.picker_timeout_s`: the request's default
                     // (30 s) is too short to choose a candidate and type a name on a phone.
                     "payload_press": .string(

@@ -30,7 +30,7 @@ extension HomeAssistantDiscovery {
                     "platform": "button",
                     "name": "Dismiss picker",
                     "unique_id": .string(unique("picker_dismiss")),
-                    "command_topic": .string(topics.requestPrefix + "picker/dismiss"),
+                    "command_topic": .string(topics.request(.dismissPicker)),
                     "payload_press": .string(press),
                     "icon": "mdi:close-circle-outline",
                     "availability": availability,
@@ -92,7 +92,7 @@ extension HomeAssistantDiscovery {
                     "platform": "text",
                     "name": "Name a source",
                     "unique_id": .string(unique("source_name")),
-                    "command_topic": .string(topics.requestPrefix + "source/name"),
+                    "command_topic": .string(topics.request(.nameSource)),
                     // `address=name` names a source device; `address=` removes the name given here
                     // (source/name checks the address and the name, and refuses with the key).
                     "command_template": .string(

@@ -1,6 +1,8 @@
-/// Everything needed to reach a broker and to behave well on it.
+/// Everything needed to reach a broker and to behave well on it: the one MQTT settings type,
+/// which the bridge's configuration (`mqtt:`) fills in as it reads the file. Its password
+/// mirrors as `<redacted>`, since the configuration holding it is logged and dumped.
 public struct MQTTConfiguration: Sendable, Hashable {
-    public enum ProtocolVersion: Int, Sendable, Hashable {
+    public enum ProtocolVersion: Int, CaseIterable, Sendable, Hashable {
         /// MQTT 3.1.1 (protocol level 4).
         case v311 = 4
         /// MQTT 5.
@@ -48,7 +50,12 @@ public struct MQTTConfiguration: Sendable, Hashable {
     public var clientID: String
     public var keepalive: Int
     public var username: String?
-    public var password: String?
+    public var password: String? {
+        get { redactedPassword.text }
+        set { redactedPassword = Redacted(text: newValue) }
+    }
+    /// The password, stored where `dump` and `Mirror` see only `<redacted>`.
+    private var redactedPassword: Redacted
     public var tls: TLS?
     public var protocolVersion: ProtocolVersion
     public var will: Will?
@@ -88,7 +95,7 @@ public struct MQTTConfiguration: Sendable, Hashable {
         self.clientID = clientID
         self.keepalive = keepalive
         self.username = username
-        self.password = password
+        self.redactedPassword = Redacted(text: password)
         self.tls = tls
         self.protocolVersion = protocolVersion
         self.will = will
@@ -108,6 +115,14 @@ public struct MQTTConfiguration: Sendable, Hashable {
         } else {
             tls = nil
         }
+    }
+}
+
+extension MQTTConfiguration {
+    /// A secret text that reflects as `<redacted>`.
+    fileprivate struct Redacted: Sendable, Hashable, CustomReflectable {
+        var text: String?
+        var customMirror: Mirror { Mirror(reflecting: text == nil ? "nil" : "<redacted>") }
     }
 }
 

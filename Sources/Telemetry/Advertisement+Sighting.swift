@@ -15,7 +15,7 @@ extension Advertisement {
         // (a decoded-only message) still proves the accessory is around, at the floor, but
         // says nothing about distance: it is marked so that it does not count for the room.
         return AdvertisementSighting(
-            gateway: gateway, address: identity, rssi: rssi ?? TelemetryLimits.rssiRange.lowerBound, name: name,
+            gateway: gateway, accessoryID: identity, rssi: rssi ?? TelemetryLimits.rssiRange.lowerBound, name: name,
             manufacturerData: manufacturer, serviceData: serviceDataByUUID, serviceUUIDs: serviceUUIDs,
             decoded: decoder.decode(self, hardware: hardware), rssiMeasured: rssi != nil)
     }

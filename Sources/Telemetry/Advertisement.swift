@@ -59,17 +59,17 @@ public struct Advertisement: Hashable, Sendable {
     }
 
     /// The Apple proximity-pairing status when the advertisement carries one.
-    public var appleProximityPairing: AppleProximityPairing? {
-        manufacturerData.lazy.compactMap { try? AppleProximityPairing(manufacturerData: $0) }.first
+    public var appleProximityPairing: ProximityPairing? {
+        manufacturerData.lazy.compactMap { try? ProximityPairing(manufacturerData: $0) }.first
     }
 
     /// Why the advertisement's Apple proximity-pairing message is refused, when it has one that
-    /// is (``AppleProximityPairing/Malformation``); `nil` when it has none or a decodable one.
-    public var proximityPairingMalformation: AppleProximityPairing.Malformation? {
-        for data in manufacturerData where data.companyIdentifier == AppleProximityPairing.appleCompanyIdentifier {
+    /// is (``ProximityPairing/Malformation``); `nil` when it has none or a decodable one.
+    public var proximityPairingMalformation: ProximityPairing.Malformation? {
+        for data in manufacturerData where data.companyIdentifier == ProximityPairing.appleCompanyIdentifier {
             // The checks alone, without decoding: this runs for every advertisement.
-            do throws(AppleProximityPairing.DecodingError) {
-                _ = try AppleProximityPairing.message(in: data.payload)
+            do throws(ProximityPairing.DecodingError) {
+                _ = try ProximityPairing.message(in: data.payload)
             } catch {
                 if case .malformed(let malformation) = error { return malformation }
             }

@@ -53,7 +53,7 @@ public struct AppleModel: Hashable, Sendable {
         }
     }
 
-    /// The model identifier, as ``AppleProximityPairing/model`` reads it (0x200E: AirPods Pro).
+    /// The model identifier, as ``ProximityPairing/model`` reads it (0x200E: AirPods Pro).
     public var id: UInt16
     /// The marketing name, published as the accessory's `model`.
     public var name: String
@@ -77,7 +77,7 @@ public struct AppleModel: Hashable, Sendable {
     }
 
     /// Whether the advertisement says the accessory is worn; `nil` for a model without a wear sensor.
-    public func worn(_ pairing: AppleProximityPairing) -> Bool? {
+    public func worn(_ pairing: ProximityPairing) -> Bool? {
         switch wearSensor {
         case .inEarBits: pairing.leftInEar || pairing.rightInEar
         case .statusBit5: pairing.status & 0x20 != 0
@@ -87,7 +87,7 @@ public struct AppleModel: Hashable, Sendable {
 
     /// The placement the advertisement gives: worn becomes the hardware type's placement
     /// (`inEar`, `onHead`, `overTheEar`), not worn `offHead`; `nil` without a wear sensor.
-    public func placement(_ pairing: AppleProximityPairing) -> AccessoryControlDevice.Placement? {
+    public func placement(_ pairing: ProximityPairing) -> AccessoryControlDevice.Placement? {
         worn(pairing).map { hardware.placement(worn: $0) }
     }
 

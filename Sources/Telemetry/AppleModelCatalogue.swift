@@ -15,7 +15,7 @@ import AccessoryKit
 ///   two buds and a case, `DualApplePods`).
 /// - TheengsDecoder (github.com/theengs/decoder, `APPLEAIRPODS_json.h`), whose lookup of
 ///   0x2002, 0x200E, 0x2014, 0x2003, 0x2005 and 0x2006 agrees.
-/// - furiousMAC "continuity" and OpenPods for the message layout (``AppleProximityPairing``).
+/// - furiousMAC "continuity" and OpenPods for the message layout (``ProximityPairing``).
 ///
 /// A model missing here still decodes: its `model` is `null`, its wear bits are read the
 /// earbuds' way and "worn" takes the product's hardware type (domain.md, placement).

@@ -106,13 +106,3 @@ public enum BluetoothctlOutput {
         return result
     }
 }
-
-extension Substring {
-    /// Without the spaces and tabs at either end.
-    fileprivate var trimmingWhitespace: Substring {
-        var text = self
-        while let first = text.first, first == " " || first == "\t" { text.removeFirst() }
-        while let last = text.last, last == " " || last == "\t" { text.removeLast() }
-        return text
-    }
-}

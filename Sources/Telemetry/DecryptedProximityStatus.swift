@@ -2,7 +2,7 @@ import AccessoryKit
 
 /// What the encrypted 16 bytes of an Apple proximity-pairing message say once decrypted with the
 /// accessory's encryption key: battery levels in 1 % steps and charging flags, per bud and for
-/// the case. ``AppleProximityPairing/decrypted(with:)`` builds it; the layout, its sources and
+/// the case. ``ProximityPairing/decrypted(with:)`` builds it; the layout, its sources and
 /// what is uncertain about it are documented there.
 ///
 /// A level (and its charging flag) is `nil` when the accessory reports it as unknown (level bits
@@ -36,7 +36,7 @@ public struct DecryptedProximityStatus: Hashable, Sendable {
     }
 
     /// The levels as the engine's battery, laid out and flagged as
-    /// ``AppleProximityPairing/battery(_:)`` lays out the clear 10 % levels (a single battery is
+    /// ``ProximityPairing/battery(_:)`` lays out the clear 10 % levels (a single battery is
     /// the broadcasting side's); `nil` when no level is known.
     public func battery(_ layout: AppleModel.Batteries) -> Battery? {
         let battery: Battery

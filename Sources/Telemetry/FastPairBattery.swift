@@ -60,7 +60,7 @@ public struct FastPairBattery: Hashable, Sendable {
     }
 
     /// The levels as the engine's battery (charging flags stay here: the contract does not
-    /// publish them, as with ``AppleProximityPairing/battery``); `nil` when no level is known,
+    /// publish them, as with ``ProximityPairing/battery``); `nil` when no level is known,
     /// so that a notification of three unknowns does not erase the levels last published.
     public var battery: Battery? {
         guard leftBattery != nil || rightBattery != nil || caseBattery != nil else { return nil }

@@ -30,7 +30,7 @@ import CCrypto
 /// Plaintext: byte 1 the broadcasting ("primary") bud, byte 2 the other bud, byte 3 the case; in
 /// each, bit 0x80 is charging and bits 0x7F the level in percent, 0x7F meaning unknown. Bytes 0
 /// and 4...15 are not understood. Whether the broadcasting bud is the left one is status bit 0x20,
-/// exactly as for the clear battery nibbles (``AppleProximityPairing``).
+/// exactly as for the clear battery nibbles (``ProximityPairing``).
 ///
 /// Consistency (there is no checksum): every level byte must hold 0...100 or the unknown marker,
 /// and a level must be within 10 points of the clear 10 % level where both are known. This is a
@@ -49,7 +49,7 @@ import CCrypto
 /// - Single-battery accessories (AirPods Max, Beats headphones): capod reads byte 1 alone and asked
 ///   owners to confirm (capod issue #290); here too byte 1, the broadcasting side's, is the one
 ///   level (`main`), as the clear primary nibble is.
-extension AppleProximityPairing {
+extension ProximityPairing {
     /// Bit 0x80 of a level byte: charging.
     private static let chargingBit: UInt8 = 0x80
     /// Level bits that mean "unknown".

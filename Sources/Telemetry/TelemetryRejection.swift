@@ -24,7 +24,7 @@ public struct TelemetryRejection: Error, Hashable, Sendable, CustomStringConvert
         case invalidValue
         /// Raw advertisement data whose AD structures are truncated or malformed.
         case malformedAdvertisement
-        /// An Apple proximity-pairing message that is refused (``AppleProximityPairing/Malformation``:
+        /// An Apple proximity-pairing message that is refused (``ProximityPairing/Malformation``:
         /// counterfeit, a prefix other than 0x01, shorter or longer than its length byte, a battery
         /// nibble out of range): the message names which.
         case invalidProximityPairing

@@ -47,16 +47,17 @@ enum CoreBenchmark {
             let gateway = gateways[Int(rng.next() % 3)]
             switch rng.next() % 100 {
             case 0..<60:
-                workload.append(.sighting(AdvertisementSighting(gateway: gateway, address: id, rssi: -60, manufacturerData: manufacturer)))
+                workload.append(
+                    .sighting(AdvertisementSighting(gateway: gateway, accessoryID: id, rssi: -60, manufacturerData: manufacturer)))
             case 60..<70:
                 let unknown = BluetoothAddress(rawValue: 0xFFEE_0000_0000 | (rng.next() & 0xFFFF))
                 workload.append(
-                    .sighting(AdvertisementSighting(gateway: gateway, address: unknown, rssi: -80, manufacturerData: manufacturer)))
+                    .sighting(AdvertisementSighting(gateway: gateway, accessoryID: unknown, rssi: -80, manufacturerData: manufacturer)))
             case 70..<80:
                 workload.append(
                     .sighting(
                         AdvertisementSighting(
-                            gateway: gateway, address: id, rssi: -55, manufacturerData: manufacturer,
+                            gateway: gateway, accessoryID: id, rssi: -55, manufacturerData: manufacturer,
                             decoded: .init(worn: rng.next() % 2 == 0))))
             case 80..<90:
                 workload.append(.report(AccessoryReport(accessory: id, gateway: gateway, changes: [.rssi(-50)])))

@@ -3,7 +3,7 @@ import JSON
 import LocalProcess
 import MQTT
 
-/// Ingest against the physical reference (issue 19): the bridge, `aabridge run` as a separate
+/// Ingest against the physical reference: the bridge, `aabridge run` as a separate
 /// process, against `mosquitto_sub`, the C client over the same libmosquitto, on the same
 /// broker and the same stream, in one run, interleaved (bridge, mosquitto_sub -q 1,
 /// mosquitto_sub -q 0, bridge, …) so that all see the same machine load.
@@ -78,8 +78,8 @@ enum IngestBenchmark {
         let executable = try E2E.aabridgeExecutable()
         if !arguments.contains("--callgrind-only") {
             // `--backends sqlite,postgresql`: the same runs once per storage backend, each bridge
-            // with its own database, in this one invocation (issue 16: one instance on
-            // PostgreSQL against SQLite).
+            // with its own database, in this one invocation, so that one instance on PostgreSQL
+            // is compared with SQLite under the same load.
             let backends =
                 arguments.firstIndex(of: "--backends").flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }?
                 .split(separator: ",").map(String.init) ?? ["sqlite"]

@@ -40,104 +40,85 @@ enum Command {
           -h, --help      this help
         """
 
+    /// Every command, each declared once.
+    static let table: [CommandDeclaration] = [
+        CommandDeclaration("run", options: [.config]) { await RunCommand.run(options: $0) },
+        CommandDeclaration("validate", options: [.config]) { ValidateCommand.run(options: $0) },
+        CommandDeclaration("simulate", options: [.config, SimulateCommand.scenario]) { await SimulateCommand.run(options: $0) },
+        CommandDeclaration("healthcheck", options: [.config]) { await HealthcheckCommand.run(options: $0) },
+        CommandDeclaration("report-sources", options: ReportSourcesCommand.options, usage: ReportSourcesCommand.usage) {
+            await ReportSourcesCommand.run(options: $0)
+        },
+        CommandDeclaration("version", "--version", options: []) { _ in
+            print("aabridge \(BridgeModule.version) (libmosquitto \(libMosquittoVersion))")
+            return 0
+        },
+        CommandDeclaration("keys import-bluez", options: KeysCommand.options, usage: KeysCommand.usage) {
+            await KeysCommand.run(options: $0)
+        },
+        CommandDeclaration("keys fetch-airpods", options: KeysFetchCommand.fetchOptions, usage: KeysFetchCommand.fetchUsage) {
+            await KeysFetchCommand.run("fetch-airpods", options: $0)
+        },
+        CommandDeclaration(
+            "keys import-macos", options: KeysFetchCommand.macOptions, positional: true, usage: KeysFetchCommand.macUsage
+        ) { await KeysFetchCommand.run("import-macos", options: $0) },
+    ]
+
     static func main(arguments: [String]) async -> Int32 {
-        guard let name = arguments.first else {
+        guard var name = arguments.first else {
             printError(usage)
             return 2
         }
-        let options = Array(arguments.dropFirst())
-        // `keys` has subcommands, and its own usage and options.
-        if name == "keys" { return await KeysCommand.run(arguments: options) }
+        var options = Array(arguments.dropFirst())
+        // `keys` has subcommands: `keys import-bluez` is the command's name.
+        if name == "keys" {
+            guard let subcommand = options.first, !subcommand.hasPrefix("-") else {
+                if options.contains("--help") || options.contains("-h") {
+                    print(KeysCommand.usage)
+                    return 0
+                }
+                printError("aabridge keys: name a subcommand (\(KeysCommand.subcommands))\n\n\(KeysCommand.usage)")
+                return 2
+            }
+            guard table.contains(where: { $0.names.contains("keys \(subcommand)") }) else {
+                printError(
+                    "aabridge keys: unknown subcommand '\(subcommand)' (known: \(KeysCommand.subcommands))\n\n\(KeysCommand.usage)")
+                return 2
+            }
+            name = "keys \(subcommand)"
+            options.removeFirst()
+        }
+        let command = table.first { $0.names.contains(name) }
         if options.contains("--help") || options.contains("-h") {
-            print(commandUsage[name] ?? usage)
+            print(command?.usage ?? usage)
             return 0
         }
-        if let accepted = acceptedOptions[name],
-            let problem = usageProblem(options, accepted: accepted, flags: acceptedFlags[name] ?? [])
-        {
-            printError("aabridge \(name): \(problem)\n\n\(commandUsage[name] ?? usage)")
-            return 2
-        }
-        switch name {
-        case "--help", "-h", "help":
-            print(usage)
-            return 0
-        case "version", "--version":
-            print("aabridge \(BridgeModule.version) (libmosquitto \(libMosquittoVersion))")
-            return 0
-        case "run":
-            return await RunCommand.run(options: options)
-        case "validate":
-            return ValidateCommand.run(options: options)
-        case "simulate":
-            return await SimulateCommand.run(options: options)
-        case "healthcheck":
-            return await HealthcheckCommand.run(options: options)
-        case "report-sources":
-            return await ReportSourcesCommand.run(options: options)
-        default:
+        guard let command else {
+            if ["--help", "-h", "help"].contains(name) {
+                print(usage)
+                return 0
+            }
             printError("aabridge: unknown command '\(name)'\n\n\(usage)")
             return 2
         }
-    }
-
-    /// The options each command accepts that take a value.
-    static let acceptedOptions: [String: [String]] = [
-        "run": ["--config"], "validate": ["--config"], "simulate": ["--config", "--scenario"], "healthcheck": ["--config"],
-        "report-sources": ReportSourcesCommand.valueOptions, "version": [], "--version": [],
-    ]
-
-    /// The options each command accepts that take no value.
-    static let acceptedFlags: [String: [String]] = ["report-sources": ReportSourcesCommand.flags]
-
-    /// A command's own usage, printed instead of the general one for its `--help` and its usage errors.
-    static let commandUsage: [String: String] = ["report-sources": ReportSourcesCommand.usage]
-
-    /// What is wrong with a command's options, or nil: an option the command does not know
-    /// (a typo must not silently fall back to the default file), an option without its value,
-    /// an option given twice, or a stray argument. `flags` are options that take no value.
-    static func usageProblem(_ options: [String], accepted: [String], flags: [String] = []) -> String? {
-        var seen: Set<String> = []
-        var index = 0
-        while index < options.count {
-            let option = options[index]
-            guard option.hasPrefix("-") else { return "unexpected argument '\(option)'" }
-            guard accepted.contains(option) || flags.contains(option) else {
-                let known =
-                    accepted.isEmpty && flags.isEmpty ? "it takes no options" : "known: \((accepted + flags).joined(separator: ", "))"
-                return "unknown option '\(option)' (\(known))"
-            }
-            guard seen.insert(option).inserted else { return "\(option) is given twice" }
-            if flags.contains(option) {
-                index += 1
-                continue
-            }
-            guard index + 1 < options.count, !options[index + 1].hasPrefix("--") else { return "\(option) needs a value" }
-            index += 2
+        switch CommandArguments.parse(options, accepting: command.options, positional: command.positional) {
+        case .success(let parsed):
+            return await command.run(parsed)
+        case .failure(let problem):
+            printError("aabridge \(name): \(problem.message)\n\n\(command.usage ?? usage)")
+            return 2
         }
-        return nil
-    }
-
-    /// The configuration file named by `--config`, or the default.
-    static func configurationPath(_ options: [String]) -> String {
-        value(of: "--config", in: options) ?? ConfigurationLoader.defaultPath
     }
 
     /// Loads the configuration named by `--config`; on failure prints every error with its key
     /// path and returns nil (the caller exits with `ConfigurationErrors.exitStatus`).
-    static func loadConfiguration(_ options: [String]) -> BridgeConfiguration? {
-        switch ConfigurationLoader.load(path: configurationPath(options)) {
+    static func loadConfiguration(_ options: CommandArguments) -> BridgeConfiguration? {
+        switch ConfigurationLoader.load(path: options.configurationPath) {
         case .success(let configuration): return configuration
         case .failure(let errors):
             printError(errors.description)
             return nil
         }
-    }
-
-    /// The value after `--flag`, or nil.
-    static func value(of flag: String, in options: [String]) -> String? {
-        guard let index = options.firstIndex(of: flag), index + 1 < options.count else { return nil }
-        return options[index + 1]
     }
 }
 

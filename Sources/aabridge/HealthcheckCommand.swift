@@ -20,8 +20,8 @@ import MQTT
 /// health intervals; otherwise one line saying why, and exit 1. For Docker's HEALTHCHECK and
 /// systemd watchdogs: it judges the running bridge from the outside, as a user would.
 enum HealthcheckCommand {
-    static func run(options: [String]) async -> Int32 {
-        let path = Command.configurationPath(options)
+    static func run(options: CommandArguments) async -> Int32 {
+        let path = options.configurationPath
         let configuration: BridgeConfiguration
         switch ConfigurationLoader.load(path: path) {
         case .success(let loaded): configuration = loaded

@@ -3,7 +3,6 @@ import Bridge
 import Configuration
 import JSON
 import MQTT
-import Synchronization
 import Telemetry
 
 #if canImport(FoundationEssentials)
@@ -42,20 +41,21 @@ enum KeysCommand {
         --id, into that accessory, from the device named like it or the one --device names.
         Keys are never printed.
 
-          --config PATH        the bridge's configuration (default config/aabridge.yaml)
-          --bluetooth-dir DIR  BlueZ's storage (default /var/lib/bluetooth, readable by root only)
-          --adapter ADDR       only this adapter's pairings
-          --device ADDR        only this BlueZ device
-          --id ID              the accessory to import into, by name or with --device
-          --dry-run            say what would be imported, and send nothing
+        \(CommandOption.helpLines(options))
 
         The other ways to set keys: aabridge keys fetch-airpods --help (from the AirPods
         themselves), aabridge keys import-macos --help (from a Mac's Keychain).
         """
 
     static let subcommands = "import-bluez, fetch-airpods, import-macos"
-    static let valueOptions = ["--config", "--bluetooth-dir", "--adapter", "--device", "--id"]
-    static let flags = ["--dry-run"]
+    static let options = [
+        CommandOption.config,
+        CommandOption("--bluetooth-dir", value: "DIR", help: "BlueZ's storage (default /var/lib/bluetooth, readable by root only)"),
+        CommandOption("--adapter", value: "ADDR", help: "only this adapter's pairings"),
+        CommandOption("--device", value: "ADDR", help: "only this BlueZ device"),
+        CommandOption("--id", value: "ID", help: "the accessory to import into, by name or with --device"),
+        CommandOption("--dry-run", help: "say what would be imported, and send nothing"),
+    ]
     /// How long the bridge has to answer one request (it commits the key first).
     static let responseTimeout: Duration = .seconds(10)
     /// How long to wait for the retained `bridge/state` and `bridge/accessories`, which the
@@ -64,28 +64,16 @@ enum KeysCommand {
 
     /// What the user chose on the command line.
     struct Selection {
-        var directory = BlueZPairingStore.defaultDirectory
+        var directory = BlueZPairings.defaultDirectory
         var adapter: BluetoothAddress?
         var device: BluetoothAddress?
         var accessory: BluetoothAddress?
         var dryRun = false
     }
 
-    /// An accessory as `bridge/accessories` shows it.
-    struct Accessory {
-        var id: BluetoothAddress
-        var name: String
-        var hasIRK: Bool
-        /// Its public address (`accessory/alias`): BlueZ knows an accessory paired from a
-        /// rotating address by this one.
-        var alias: BluetoothAddress?
-
-        var label: String { "\(id) \"\(name)\"" }
-    }
-
     /// One BlueZ device (under one or more adapters) and what becomes of it.
     struct Entry {
-        var devices: [BlueZPairingStore.Device]
+        var devices: [BlueZPairings.Device]
         var outcome: Outcome
 
         var address: BluetoothAddress { devices[0].address }
@@ -94,14 +82,14 @@ enum KeysCommand {
     }
 
     /// `F0:99:B6:12:34:56 ("Alice’s AirPods", adapter 00:1A:7D:DA:71:13)`: how a line names a device.
-    static func label(_ devices: [BlueZPairingStore.Device]) -> String {
+    static func label(_ devices: [BlueZPairings.Device]) -> String {
         let name = devices.lazy.compactMap(\.name).first.map { "\"\($0)\", " } ?? ""
         let adapters = devices.map(\.adapter.description).joined(separator: ", ")
         return "\(devices[0].address) (\(name)adapter\(devices.count > 1 ? "s" : "") \(adapters))"
     }
 
     enum Outcome {
-        case importInto(Accessory, AccessoryKey, because: String)
+        case importInto(ListedAccessory, AccessoryKey, because: String)
         case skip(String)
     }
 
@@ -110,32 +98,7 @@ enum KeysCommand {
         var message: String
     }
 
-    static func run(arguments: [String]) async -> Int32 {
-        guard let subcommand = arguments.first, !subcommand.hasPrefix("-") else {
-            if arguments.contains("--help") || arguments.contains("-h") {
-                print(usage)
-                return 0
-            }
-            printError("aabridge keys: name a subcommand (\(subcommands))\n\n\(usage)")
-            return 2
-        }
-        if subcommand == "fetch-airpods" || subcommand == "import-macos" {
-            let options: [String] = Array(arguments.dropFirst())
-            return await KeysFetchCommand.run(subcommand, options: options)
-        }
-        guard subcommand == "import-bluez" else {
-            printError("aabridge keys: unknown subcommand '\(subcommand)' (known: \(subcommands))\n\n\(usage)")
-            return 2
-        }
-        let options = Array(arguments.dropFirst())
-        if options.contains("--help") || options.contains("-h") {
-            print(usage)
-            return 0
-        }
-        if let problem = Command.usageProblem(options, accepted: valueOptions, flags: flags) {
-            printError("aabridge keys import-bluez: \(problem)\n\n\(usage)")
-            return 2
-        }
+    static func run(options: CommandArguments) async -> Int32 {
         do {
             return try await importBlueZ(options: options)
         } catch {
@@ -144,12 +107,12 @@ enum KeysCommand {
         }
     }
 
-    static func importBlueZ(options: [String]) async throws(Failure) -> Int32 {
+    static func importBlueZ(options: CommandArguments) async throws(Failure) -> Int32 {
         let selection = try parse(options)
         guard let configuration = Command.loadConfiguration(options) else { return ConfigurationErrors.exitStatus }
-        let store: BlueZPairingStore
+        let store: BlueZPairings
         do {
-            store = try BlueZPairingStore.read(directory: selection.directory, adapter: selection.adapter)
+            store = try BlueZPairings.read(directory: selection.directory, adapter: selection.adapter)
         } catch {
             let hint =
                 error.isPermissionDenied
@@ -191,7 +154,7 @@ enum KeysCommand {
     }
 
     static func importBlueZ(
-        groups: [[BlueZPairingStore.Device]], selection: Selection, delivery: KeysDelivery
+        groups: [[BlueZPairings.Device]], selection: Selection, delivery: KeysDelivery
     ) async throws(Failure) -> Int32 {
         let accessories = delivery.accessories
         let entries = try plan(groups: groups, accessories: accessories, selection: selection)
@@ -245,7 +208,7 @@ enum KeysCommand {
     /// Decides each device's outcome. Without `--id`, a device goes to the accessory whose id
     /// is its address; with `--id`, only into that accessory, from the one device that fits.
     static func plan(
-        groups: [[BlueZPairingStore.Device]], accessories: [Accessory], selection: Selection
+        groups: [[BlueZPairings.Device]], accessories: [ListedAccessory], selection: Selection
     ) throws(Failure)
         -> [Entry]
     {
@@ -294,9 +257,9 @@ enum KeysCommand {
     /// one at the accessory's own address (its id or its alias), or the only one with an IRK
     /// named like the accessory.
     static func choose(
-        groups: [[BlueZPairingStore.Device]], for accessory: Accessory, selection: Selection
+        groups: [[BlueZPairings.Device]], for accessory: ListedAccessory, selection: Selection
     ) throws(Failure)
-        -> BlueZPairingStore.Device
+        -> BlueZPairings.Device
     {
         if selection.device != nil {
             // parse() already kept only that device.
@@ -332,17 +295,17 @@ enum KeysCommand {
     }
 
     /// The same device paired with several adapters appears once per adapter: one group each.
-    static func group(_ devices: [BlueZPairingStore.Device]) -> [[BlueZPairingStore.Device]] {
+    static func group(_ devices: [BlueZPairings.Device]) -> [[BlueZPairings.Device]] {
         Dictionary(grouping: devices, by: \.address).values.sorted { $0[0].address < $1[0].address }
     }
 
     /// The group's IRK, when its adapters agree on one.
-    static func usableKey(_ devices: [BlueZPairingStore.Device]) -> AccessoryKey? {
+    static func usableKey(_ devices: [BlueZPairings.Device]) -> AccessoryKey? {
         let keys = Set(devices.compactMap(\.key))
         return keys.count == 1 ? keys.first : nil
     }
 
-    static func reasonWithoutKey(_ devices: [BlueZPairingStore.Device]) -> String {
+    static func reasonWithoutKey(_ devices: [BlueZPairings.Device]) -> String {
         if Set(devices.compactMap(\.key)).count > 1 {
             return "skipped: its adapters hold different IRKs for it; choose one with --adapter ADDR"
         }
@@ -350,7 +313,7 @@ enum KeysCommand {
         return "skipped: \(problem)"
     }
 
-    static func identityReason(_ accessory: Accessory, _ address: BluetoothAddress) -> String {
+    static func identityReason(_ accessory: ListedAccessory, _ address: BluetoothAddress) -> String {
         (address == accessory.id ? "its id is this device's identity address" : "its alias is this device's identity address")
             + (accessory.hasIRK ? "; replaces the IRK it has" : "")
     }
@@ -371,65 +334,28 @@ enum KeysCommand {
 
     // MARK: - Input
 
-    static func parse(_ options: [String]) throws(Failure) -> Selection {
+    static func parse(_ options: CommandArguments) throws(Failure) -> Selection {
         var selection = Selection()
-        selection.directory = Command.value(of: "--bluetooth-dir", in: options) ?? BlueZPairingStore.defaultDirectory
+        selection.directory = options["--bluetooth-dir"] ?? BlueZPairings.defaultDirectory
         selection.adapter = try address(of: "--adapter", in: options)
         selection.device = try address(of: "--device", in: options)
         selection.accessory = try address(of: "--id", in: options)
-        selection.dryRun = options.contains("--dry-run")
+        selection.dryRun = options.has("--dry-run")
         return selection
     }
 
-    static func address(of flag: String, in options: [String]) throws(Failure) -> BluetoothAddress? {
-        guard let text = Command.value(of: flag, in: options) else { return nil }
+    static func address(of flag: String, in options: CommandArguments) throws(Failure) -> BluetoothAddress? {
+        guard let text = options[flag] else { return nil }
         guard let address = BluetoothAddress(text) else {
             throw Failure(status: 2, message: "\(flag) '\(text)' is not a Bluetooth address (A1:B2:C3:D4:E5:F6)")
         }
         return address
     }
 
-    static func parseAccessories(_ message: MQTTMessage, topic: String) throws(Failure) -> [Accessory] {
-        guard let value = try? JSONParser.parse(message.payload, maximumSize: max(JSONParser.maximumSize, message.payload.count)),
-            let array = value.arrayValue
-        else {
+    static func parseAccessories(_ message: MQTTMessage, topic: String) throws(Failure) -> [ListedAccessory] {
+        guard let accessories = ListedAccessory.list(message.payload) else {
             throw Failure(status: 1, message: "\(topic) is not a JSON array: is the broker's \(topic) aabridge's?")
         }
-        return array.compactMap { object in
-            guard let id = object["id"]?.stringValue.flatMap({ BluetoothAddress($0) }) else { return nil }
-            return Accessory(
-                id: id, name: object["name"]?.stringValue ?? "", hasIRK: object["keys"]?["irk"]?.boolValue == true,
-                alias: object["alias"]?.stringValue.flatMap { BluetoothAddress($0) })
-        }
-    }
-
-    /// Every message the client receives, kept for the command's few waits (one consumer of
-    /// `messages`, read under a lock by the command's task).
-    final class Inbox: Sendable {
-        private let messages = Mutex<[MQTTMessage]>([])
-
-        func collect(_ stream: MQTTMessages) -> Task<Void, Never> {
-            Task {
-                for await message in stream { messages.withLock { $0.append(message) } }
-            }
-        }
-
-        func last(on topic: String) -> MQTTMessage? { messages.withLock { $0.last { $0.topic == topic } } }
-
-        /// Waits until `condition` holds for the messages so far, or `timeout` passes.
-        @discardableResult
-        func wait(timeout: Duration, until condition: ([MQTTMessage]) -> Bool) async -> Bool {
-            let deadline = ContinuousClock.now + timeout
-            while true {
-                if messages.withLock({ condition($0) }) { return true }
-                if ContinuousClock.now >= deadline { return false }
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-        }
-
-        func first(timeout: Duration, where matches: (MQTTMessage) -> Bool) async -> MQTTMessage? {
-            guard await wait(timeout: timeout, until: { $0.contains(where: matches) }) else { return nil }
-            return messages.withLock { $0.first(where: matches) }
-        }
+        return accessories
     }
 }

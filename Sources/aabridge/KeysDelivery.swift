@@ -13,10 +13,10 @@ import MQTT
 /// Keys go in the request's payload only: nothing here prints or logs one.
 struct KeysDelivery {
     let mqtt: MQTTClient
-    let inbox: KeysCommand.Inbox
+    let inbox: CommandInbox
     let reader: Task<Void, Never>
     let topics: Topics
-    let accessories: [KeysCommand.Accessory]
+    let accessories: [ListedAccessory]
     /// `bridge/state`'s state, when the bridge published one.
     let state: String?
 
@@ -36,7 +36,7 @@ struct KeysDelivery {
         case .success(let client): mqtt = client
         case .failure(let failure): throw KeysCommand.Failure(status: 1, message: failure.message)
         }
-        let inbox = KeysCommand.Inbox()
+        let inbox = CommandInbox()
         let reader = inbox.collect(mqtt.messages)
         do {
             let delivery = try await open(mqtt: mqtt, inbox: inbox, reader: reader, topics: topics, requireOnline: requireOnline)
@@ -49,19 +49,17 @@ struct KeysDelivery {
     }
 
     private static func open(
-        mqtt: MQTTClient, inbox: KeysCommand.Inbox, reader: Task<Void, Never>, topics: Topics, requireOnline: Bool
+        mqtt: MQTTClient, inbox: CommandInbox, reader: Task<Void, Never>, topics: Topics, requireOnline: Bool
     ) async throws(KeysCommand.Failure) -> KeysDelivery {
         do {
-            try await mqtt.subscribe(topics.response("accessory/keys"))
+            try await mqtt.subscribe(topics.response(.keys))
             try await mqtt.subscribe(topics.bridgeState)
             try await mqtt.subscribe(topics.bridgeAccessories)
         } catch {
             throw KeysCommand.Failure(status: 1, message: "cannot subscribe: \(error.message)")
         }
-        await inbox.wait(timeout: KeysCommand.retainedTimeout) { messages in
-            messages.contains { $0.topic == topics.bridgeState } && messages.contains { $0.topic == topics.bridgeAccessories }
-        }
-        guard let published = inbox.last(on: topics.bridgeAccessories) else {
+        await inbox.wait(timeout: KeysCommand.retainedTimeout, forAll: [topics.bridgeState, topics.bridgeAccessories])
+        guard let published = inbox.latest(on: topics.bridgeAccessories)?.message else {
             throw KeysCommand.Failure(
                 status: 1,
                 message:
@@ -69,7 +67,7 @@ struct KeysDelivery {
             )
         }
         let accessories = try KeysCommand.parseAccessories(published, topic: topics.bridgeAccessories)
-        let state = inbox.last(on: topics.bridgeState).flatMap { try? JSONParser.parse($0.payload) }?["state"]?.stringValue
+        let state = inbox.latest(on: topics.bridgeState).flatMap { try? JSONParser.parse($0.message.payload) }?["state"]?.stringValue
         if requireOnline, state != "online" {
             throw KeysCommand.Failure(
                 status: 1, message: "the bridge is \(state ?? "not running") (\(topics.bridgeState)): start it, then run this again")
@@ -84,23 +82,23 @@ struct KeysDelivery {
 
     /// Sends one `accessory/keys` request and waits for its answer.
     func send(
-        irk: AccessoryKey, encryptionKey: AccessoryKey?, to accessory: KeysCommand.Accessory
+        irk: AccessoryKey, encryptionKey: AccessoryKey?, to accessory: ListedAccessory
     ) async throws(KeysCommand.Failure)
         -> Answer
     {
-        let response = topics.response("accessory/keys")
+        let response = topics.response(.keys)
         let transaction = "aabridge-keys-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         var fields: [(String, JSONValue)] = [("id", .string(accessory.id.description)), ("irk", .string(irk.hexDigits))]
         if let encryptionKey { fields.append(("encryption_key", .string(encryptionKey.hexDigits))) }
         fields.append(("transaction", .string(transaction)))
         do {
             try await mqtt.publishAcknowledged(
-                topic: topics.requestPrefix + "accessory/keys", payload: JSONValue.object(fields).bytes, qos: .atLeastOnce)
+                topic: topics.request(.keys), payload: JSONValue.object(fields).bytes, qos: .atLeastOnce)
         } catch {
             throw KeysCommand.Failure(status: 1, message: "cannot publish the request: \(error.message)")
         }
-        let answer = await inbox.first(timeout: KeysCommand.responseTimeout) { message in
-            message.topic == response && (try? JSONParser.parse(message.payload))?["transaction"]?.stringValue == transaction
+        let answer = await inbox.first(on: response, timeout: KeysCommand.responseTimeout) { message in
+            (try? JSONParser.parse(message.payload))?["transaction"]?.stringValue == transaction
         }
         guard let answer, let body = try? JSONParser.parse(answer.payload) else { return .silent }
         if body["status"]?.stringValue == "ok" {
@@ -112,6 +110,6 @@ struct KeysDelivery {
     }
 
     var silentMessage: String {
-        "no answer from the bridge within \(KeysCommand.responseTimeout.components.seconds) s on \(topics.response("accessory/keys")) (is it a version with accessory/keys?)"
+        "no answer from the bridge within \(KeysCommand.responseTimeout.components.seconds) s on \(topics.response(.keys)) (is it a version with \(RequestName.keys.name)?)"
     }
 }

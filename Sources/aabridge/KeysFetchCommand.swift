@@ -30,10 +30,7 @@ enum KeysFetchCommand {
         (Apple's accessory protocol, L2CAP PSM 0x1001, BlueZ) and sets them through the running
         bridge. Needs root (or CAP_NET_RAW). Keys are never printed.
 
-          --device ADDR  the AirPods' Bluetooth (BR/EDR) address, as bluetoothctl devices shows it
-          --id ID        the accessory: its id, alias or name (default: the one at ADDR)
-          --config PATH  the bridge's configuration (default config/aabridge.yaml)
-          --dry-run      read the keys and say which accessory would get them; send nothing
+        \(CommandOption.helpLines([device, fetchID, .config, fetchDryRun]))
         """
     static let macUsage = """
         usage: aabridge keys import-macos FILE [--config PATH] [--id ID] [--dry-run]
@@ -42,43 +39,38 @@ enum KeysFetchCommand {
           security find-generic-password -a ADDR -s MobileBluetooth -g /Library/Keychains/System.keychain
         prints (both its output and its error stream, 2>&1), or its -w output. Keys are never printed.
 
-          --id ID        the accessory: its id, alias or name (default: the one at the item's address)
-          --config PATH  the bridge's configuration (default config/aabridge.yaml)
-          --dry-run      say which accessory would get the keys; send nothing
+        \(CommandOption.helpLines([macID, .config, macDryRun]))
         """
-    static let valueOptions = ["--config", "--device", "--id"]
-    static let flags = ["--dry-run"]
+    static let device = CommandOption(
+        "--device", value: "ADDR", help: "the AirPods' Bluetooth (BR/EDR) address, as bluetoothctl devices shows it")
+    static let fetchID = CommandOption("--id", value: "ID", help: "the accessory: its id, alias or name (default: the one at ADDR)")
+    static let fetchDryRun = CommandOption("--dry-run", help: "read the keys and say which accessory would get them; send nothing")
+    /// import-macos takes `--device` as fetch-airpods does, without showing it: the item names the address.
+    static let macDevice = CommandOption("--device", value: "ADDR", help: nil)
+    static let macID = CommandOption(
+        "--id", value: "ID", help: "the accessory: its id, alias or name (default: the one at the item's address)")
+    static let macDryRun = CommandOption("--dry-run", help: "say which accessory would get the keys; send nothing")
+    /// What each accepts, in the order a usage error lists them.
+    static let fetchOptions = [CommandOption.config, device, fetchID, fetchDryRun]
+    static let macOptions = [CommandOption.config, macDevice, macID, macDryRun]
     /// For tests that play the AirPods: a Unix SOCK_SEQPACKET socket path used instead of the
     /// L2CAP channel (the exchange, the matching and the delivery are the real ones).
     static let peerSocketVariable = "AABRIDGE_AAP_PEER_SOCKET"
 
-    static func run(_ subcommand: String, options: [String]) async -> Int32 {
+    static func run(_ subcommand: String, options: CommandArguments) async -> Int32 {
         do throws(KeysCommand.Failure) {
-            return try await dispatch(subcommand, options: options)
+            if subcommand == "fetch-airpods" { return try await fetchAirPods(options: options) }
+            guard let file = options.positional else {
+                throw KeysCommand.Failure(status: 2, message: "name the export FILE\n\n\(macUsage)")
+            }
+            return try await importMacOS(file: file, options: options)
         } catch {
             printError("aabridge keys \(subcommand): \(error.message)")
             return error.status
         }
     }
 
-    static func dispatch(_ subcommand: String, options: [String]) async throws(KeysCommand.Failure) -> Int32 {
-        let usage = subcommand == "fetch-airpods" ? fetchUsage : macUsage
-        if options.contains("--help") || options.contains("-h") {
-            print(usage)
-            return 0
-        }
-        let positional = subcommand == "import-macos" ? options.first.flatMap { $0.hasPrefix("-") ? nil : $0 } : nil
-        let rest = positional == nil ? options : Array(options.dropFirst())
-        if let problem = Command.usageProblem(rest, accepted: valueOptions, flags: flags) {
-            printError("aabridge keys \(subcommand): \(problem)\n\n\(usage)")
-            return 2
-        }
-        if subcommand == "fetch-airpods" { return try await fetchAirPods(options: rest) }
-        guard let file = positional else { throw KeysCommand.Failure(status: 2, message: "name the export FILE\n\n\(macUsage)") }
-        return try await importMacOS(file: file, options: rest)
-    }
-
-    static func fetchAirPods(options: [String]) async throws(KeysCommand.Failure) -> Int32 {
+    static func fetchAirPods(options: CommandArguments) async throws(KeysCommand.Failure) -> Int32 {
         guard let device = try KeysCommand.address(of: "--device", in: options) else {
             throw KeysCommand.Failure(
                 status: 2, message: "--device ADDR is required (the AirPods' address: bluetoothctl devices)\n\n\(fetchUsage)")
@@ -104,7 +96,7 @@ enum KeysFetchCommand {
             options: options)
     }
 
-    static func importMacOS(file: String, options: [String]) async throws(KeysCommand.Failure) -> Int32 {
+    static func importMacOS(file: String, options: CommandArguments) async throws(KeysCommand.Failure) -> Int32 {
         let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
         if size > MacKeychainExport.maximumSize {
             throw KeysCommand.Failure(status: 2, message: "\(file): \(MacKeychainExport.ReadError.tooLarge(size))")
@@ -146,9 +138,9 @@ enum KeysFetchCommand {
 
     static func deliver(
         irk: AccessoryKey, encryptionKey: AccessoryKey?, address: BluetoothAddress?, source: String,
-        configuration: BridgeConfiguration, options: [String]
+        configuration: BridgeConfiguration, options: CommandArguments
     ) async throws(KeysCommand.Failure) -> Int32 {
-        let dryRun = options.contains("--dry-run")
+        let dryRun = options.has("--dry-run")
         let delivery = try await KeysDelivery.open(configuration, requireOnline: !dryRun)
         do {
             let status = try await deliver(
@@ -163,11 +155,11 @@ enum KeysFetchCommand {
 
     static func deliver(
         irk: AccessoryKey, encryptionKey: AccessoryKey?, address: BluetoothAddress?, source: String, delivery: KeysDelivery,
-        options: [String]
+        options: CommandArguments
     ) async throws(KeysCommand.Failure) -> Int32 {
-        let accessory = try target(delivery.accessories, id: Command.value(of: "--id", in: options), address: address)
+        let accessory = try target(delivery.accessories, id: options["--id"], address: address)
         let what = encryptionKey == nil ? "IRK" : "IRK and encryption key"
-        if options.contains("--dry-run") {
+        if options.has("--dry-run") {
             print("\(source): would set the \(what) of \(accessory.label)")
             return 0
         }
@@ -187,9 +179,9 @@ enum KeysFetchCommand {
     /// The accessory `--id` names (id, alias, or a name only one accessory has), or else the
     /// one whose id or alias is `address`.
     static func target(
-        _ accessories: [KeysCommand.Accessory], id: String?, address: BluetoothAddress?
+        _ accessories: [ListedAccessory], id: String?, address: BluetoothAddress?
     ) throws(KeysCommand.Failure)
-        -> KeysCommand.Accessory
+        -> ListedAccessory
     {
         let known = accessories.map(\.label).joined(separator: ", ")
         let list = known.isEmpty ? "none" : known

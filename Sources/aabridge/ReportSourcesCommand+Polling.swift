@@ -10,7 +10,7 @@ extension ReportSourcesCommand {
     /// progress within ``Bluetoothctl/timeout``.
     static func poll(
         reporter: SourceReporter, bluetoothctl: Bluetoothctl, source: BluetoothAddress, topics: Topics, mqtt: MQTTClient,
-        bridge: Latest, seen generation: Int, interval: Duration, until signals: AsyncStream<Int32>
+        bridge: CommandInbox, seen generation: Int, interval: Duration, until signals: AsyncStream<Int32>
     ) async -> SourceReporter {
         let loop = Task { () -> SourceReporter in
             var reporter = reporter
@@ -23,10 +23,10 @@ extension ReportSourcesCommand {
                 if Task.isCancelled { break }
                 // The bridge's latest state, read at each poll only: what it changes is answered
                 // at the poll's pace, never message by message.
-                if case let (newer, payload, receivedAt)? = bridge.take(after: generation) {
-                    generation = newer
-                    if let accessories = parseAccessories(payload) {
-                        reporter.bridgePublished(accessories, at: receivedAt)
+                if let published = bridge.latest(on: topics.bridgeAccessories, after: generation) {
+                    generation = published.sequence
+                    if let accessories = ListedAccessory.list(published.message.payload) {
+                        reporter.bridgePublished(accessories.map(\.reported), at: published.receivedAt)
                         if reporter.watchedAddresses != watched {
                             watched = reporter.watchedAddresses
                             say(watchedLine(reporter.watched, source: source))

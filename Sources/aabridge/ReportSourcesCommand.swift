@@ -43,15 +43,17 @@ enum ReportSourcesCommand {
         on <base>/accessory/<ID>/set, for the accessories registered with audioSwitching. On SIGTERM or
         SIGINT it reports them disconnected, then exits 0 (docs/sources.md).
 
-          --config PATH        the bridge's configuration, for its broker (default config/aabridge.yaml)
-          --source ADDR        this computer's Bluetooth address (default: the controller bluetoothctl show names)
-          --interval S         seconds between two looks at bluetoothctl (default 5)
-          --bluetoothctl PATH  the bluetoothctl to run (default: bluetoothctl, found on PATH)
-          --once               report what is connected now (and take back what is not), then exit
+        \(CommandOption.helpLines(options))
         """
 
-    static let valueOptions = ["--config", "--source", "--interval", "--bluetoothctl"]
-    static let flags = ["--once"]
+    static let options = [
+        CommandOption("--config", value: "PATH", help: "the bridge's configuration, for its broker (default config/aabridge.yaml)"),
+        CommandOption(
+            "--source", value: "ADDR", help: "this computer's Bluetooth address (default: the controller bluetoothctl show names)"),
+        CommandOption("--interval", value: "S", help: "seconds between two looks at bluetoothctl (default 5)"),
+        CommandOption("--bluetoothctl", value: "PATH", help: "the bluetoothctl to run (default: bluetoothctl, found on PATH)"),
+        CommandOption("--once", help: "report what is connected now (and take back what is not), then exit"),
+    ]
     /// How long to wait for the retained `bridge/accessories`, which the broker sends right
     /// after the subscription is acknowledged.
     static let retainedTimeout: Duration = .seconds(3)
@@ -74,7 +76,7 @@ enum ReportSourcesCommand {
         var message: String
     }
 
-    static func run(options: [String]) async -> Int32 {
+    static func run(options: CommandArguments) async -> Int32 {
         do {
             return try await report(options: options)
         } catch {
@@ -83,7 +85,7 @@ enum ReportSourcesCommand {
         }
     }
 
-    static func report(options: [String]) async throws(Failure) -> Int32 {
+    static func report(options: CommandArguments) async throws(Failure) -> Int32 {
         let settings = try parse(options)
         guard let configuration = Command.loadConfiguration(options) else { return ConfigurationErrors.exitStatus }
         // Caught before anything starts, so that a SIGTERM during the start is graceful too.
@@ -98,8 +100,8 @@ enum ReportSourcesCommand {
         case .success(let client): mqtt = client
         case .failure(let failure): throw Failure(status: 1, message: failure.message)
         }
-        let bridge = Latest()
-        let reader = bridge.collect(mqtt.messages, topic: topics.bridgeAccessories)
+        let bridge = CommandInbox()
+        let reader = bridge.collect(mqtt.messages)
         defer { reader.cancel() }
         var reporter = SourceReporter(source: source)
         do throws(Failure) {
@@ -146,26 +148,28 @@ enum ReportSourcesCommand {
     /// Subscribes to the bridge's retained `bridge/accessories` and returns its first
     /// publication: its generation, its accessories and when it arrived.
     static func retainedAccessories(
-        mqtt: MQTTClient, topics: Topics, bridge: Latest
+        mqtt: MQTTClient, topics: Topics, bridge: CommandInbox
     ) async throws(Failure) -> (Int, [SourceReporter.Accessory], Timestamp) {
         do {
             try await mqtt.subscribe(topics.bridgeAccessories)
         } catch {
             throw Failure(status: 1, message: "cannot subscribe to \(topics.bridgeAccessories): \(error.message)")
         }
-        guard await bridge.wait(timeout: retainedTimeout), case let (generation, payload, receivedAt)? = bridge.take(after: 0) else {
+        guard await bridge.wait(timeout: retainedTimeout, forAll: [topics.bridgeAccessories]),
+            let published = bridge.latest(on: topics.bridgeAccessories)
+        else {
             throw Failure(
                 status: 1,
                 message:
                     "no retained \(topics.bridgeAccessories): the bridge never ran against this broker (is --config the bridge's configuration?)"
             )
         }
-        guard let accessories = parseAccessories(payload) else {
+        guard let accessories = ListedAccessory.list(published.message.payload) else {
             throw Failure(
                 status: 1,
                 message: "\(topics.bridgeAccessories) is not a JSON array: is the broker's \(topics.bridgeAccessories) aabridge's?")
         }
-        return (generation, accessories, receivedAt)
+        return (published.sequence, accessories.map(\.reported), published.receivedAt)
     }
 
     /// The address bluetoothctl names for this computer's controller.
@@ -286,82 +290,25 @@ enum ReportSourcesCommand {
 
     // MARK: - Input
 
-    static func parse(_ options: [String]) throws(Failure) -> Settings {
+    static func parse(_ options: CommandArguments) throws(Failure) -> Settings {
         var settings = Settings()
-        if let text = Command.value(of: "--source", in: options) {
+        if let text = options["--source"] {
             guard let address = BluetoothAddress(text) else {
                 throw Failure(status: 2, message: "--source '\(text)' is not a Bluetooth address (A1:B2:C3:D4:E5:F6)")
             }
             settings.source = address
         }
-        if let text = Command.value(of: "--interval", in: options) {
+        if let text = options["--interval"] {
             guard let seconds = Double(text), seconds.isFinite, (0.1...3600).contains(seconds) else {
                 throw Failure(status: 2, message: "--interval '\(text)' is not a number of seconds from 0.1 to 3600")
             }
             settings.interval = .milliseconds(Int((seconds * 1000).rounded()))
         }
-        if let path = Command.value(of: "--bluetoothctl", in: options) { settings.bluetoothctl = path }
-        settings.once = options.contains("--once")
+        if let path = options["--bluetoothctl"] { settings.bluetoothctl = path }
+        settings.once = options.has("--once")
         return settings
     }
 
-    /// The accessories of a `bridge/accessories` payload, or nil when it is not aabridge's.
-    static func parseAccessories(_ payload: [UInt8]) -> [SourceReporter.Accessory]? {
-        guard let value = try? JSONParser.parse(payload, maximumSize: max(JSONParser.maximumSize, payload.count)),
-            let array = value.arrayValue
-        else { return nil }
-        return array.compactMap { object in
-            guard let id = object["id"]?.stringValue.flatMap({ BluetoothAddress($0) }) else { return nil }
-            let capabilities = object["capabilities"]?.arrayValue?.compactMap(\.stringValue) ?? []
-            return SourceReporter.Accessory(
-                id: id, name: object["name"]?.stringValue ?? "",
-                takesSources: object["registration"]?.stringValue == "active" && capabilities.contains("audioSwitching"),
-                available: object["available"]?.boolValue == true,
-                primarySource: object["primary_source"]?.stringValue.flatMap { BluetoothAddress($0) },
-                secondarySource: object["secondary_source"]?.stringValue.flatMap { BluetoothAddress($0) },
-                alias: object["alias"]?.stringValue.flatMap { BluetoothAddress($0) })
-        }
-    }
-
-    /// The reporter's clock: monotonic (a stepped wall clock must not make a state look older
-    /// or newer than a message), milliseconds since the command started.
-    static let started = ContinuousClock.now
-
-    static func now() -> Timestamp {
-        Timestamp(milliseconds: Int64((ContinuousClock.now - started) / .milliseconds(1)))
-    }
-
-    /// The last payload published on one topic, kept as it arrives (one consumer of the
-    /// client's messages) with when it arrived; only the latest matters, so a long run keeps
-    /// no history.
-    final class Latest: Sendable {
-        private let latest = Mutex<(generation: Int, payload: [UInt8]?, receivedAt: Timestamp)>((0, nil, Timestamp(milliseconds: 0)))
-
-        func collect(_ stream: MQTTMessages, topic: String) -> Task<Void, Never> {
-            Task {
-                for await message in stream where message.topic == topic {
-                    let receivedAt = ReportSourcesCommand.now()
-                    latest.withLock { $0 = ($0.generation + 1, message.payload, receivedAt) }
-                }
-            }
-        }
-
-        /// The payload when one newer than `generation` arrived, with its generation and when it arrived.
-        func take(after generation: Int) -> (Int, [UInt8], Timestamp)? {
-            latest.withLock { latest in
-                guard latest.generation > generation, let payload = latest.payload else { return nil }
-                return (latest.generation, payload, latest.receivedAt)
-            }
-        }
-
-        /// Waits until a payload arrived, or `timeout` passes.
-        func wait(timeout: Duration) async -> Bool {
-            let deadline = ContinuousClock.now + timeout
-            while latest.withLock({ $0.payload == nil }) {
-                if ContinuousClock.now >= deadline { return false }
-                try? await Task.sleep(for: .milliseconds(20))
-            }
-            return true
-        }
-    }
+    /// The reporter's clock: the commands' own (``CommandInbox/now()``).
+    static func now() -> Timestamp { CommandInbox.now() }
 }

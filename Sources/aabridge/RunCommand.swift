@@ -24,7 +24,7 @@ enum RunCommand {
     /// Another aabridge already runs on `storage.path` (or `storage.url`): a restart will not help until it stops.
     static let alreadyRunningExitStatus: Int32 = 3
 
-    static func run(options: [String]) async -> Int32 {
+    static func run(options: CommandArguments) async -> Int32 {
         guard let configuration = Command.loadConfiguration(options) else { return ConfigurationErrors.exitStatus }
         switch configuration.storage.backend {
         case .sqlite: return await runOnSQLite(configuration)
@@ -121,8 +121,8 @@ enum RunCommand {
 
 /// `aabridge validate`: the same checks as `run`, without connecting.
 enum ValidateCommand {
-    static func run(options: [String]) -> Int32 {
-        let path = Command.configurationPath(options)
+    static func run(options: CommandArguments) -> Int32 {
+        let path = options.configurationPath
         let (status, report) = ConfigurationLoader.validate(path: path)
         if status == 0 { print(report) } else { printError(report) }
         return status

@@ -24,6 +24,8 @@ import MQTT
 /// Any other key or type is refused with file:line, before anything is published. Blank
 /// lines and lines starting with `#` or `//` are skipped.
 enum SimulateCommand {
+    static let scenario = CommandOption("--scenario", value: "FILE", help: "the scenario of gateway messages to publish")
+
     struct Step {
         var line: Int
         var delayMilliseconds: Int
@@ -31,8 +33,8 @@ enum SimulateCommand {
         var payload: [UInt8]
     }
 
-    static func run(options: [String]) async -> Int32 {
-        guard let scenario = Command.value(of: "--scenario", in: options) else {
+    static func run(options: CommandArguments) async -> Int32 {
+        guard let scenario = options["--scenario"] else {
             printError("aabridge simulate: --scenario FILE is required")
             return 2
         }

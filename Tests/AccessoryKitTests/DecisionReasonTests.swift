@@ -2,7 +2,7 @@ import Testing
 
 @testable import AccessoryKit
 
-/// Each route names what caused it (issue 17, item 4): the vocabulary of mqtt-api.md.
+/// Each route names what caused it: the vocabulary of mqtt-api.md.
 @Suite("Decision reasons name the cause of the route")
 struct DecisionReasonTests {
     let a = Fixtures.address(1), b = Fixtures.address(2)

@@ -12,7 +12,7 @@ struct DescriptorMatchingTests {
         services: [BluetoothUUID] = []
     ) -> AdvertisementSighting {
         AdvertisementSighting(
-            gateway: "gw", address: id, rssi: rssi, name: name,
+            gateway: "gw", accessoryID: id, rssi: rssi, name: name,
             manufacturerData: manufacturer.flatMap { ManufacturerData(raw: $0) },
             serviceData: serviceData, serviceUUIDs: services)
     }

@@ -45,7 +45,7 @@ struct EngineContainerRoleTests {
         harness.send(
             .sighting(
                 AdvertisementSighting(
-                    gateway: "kitchen", address: id, rssi: -60, name: "Acme Bridge",
+                    gateway: "kitchen", accessoryID: id, rssi: -60, name: "Acme Bridge",
                     manufacturerData: ManufacturerData(companyIdentifier: Fixtures.acmeCompany, payload: [0x01]))))
         #expect(harness.request(.selectCandidate(id, name: nil, sources: [Fixtures.tv])).succeeded)
         #expect(harness.engine.registry[id] == nil, "not registered before the authorization")

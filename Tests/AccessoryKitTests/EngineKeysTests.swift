@@ -84,7 +84,7 @@ struct EngineKeysTests {
         sighting.attribution = .irk
         let step = harness.send(.sighting(sighting))
         let status = harness.engine.status(of: a)
-        #expect(status?.address == rotated)
+        #expect(status?.heardFrom == rotated)
         #expect(status?.identity == .irk)
         #expect(status?.model == "AirPods Pro")
         #expect(status?.gateway == "hall" && status?.rssi == -55)

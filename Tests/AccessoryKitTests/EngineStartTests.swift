@@ -2,7 +2,7 @@ import Testing
 
 @testable import AccessoryKit
 
-/// What a start may claim (issue 17, items 3 and 8): nothing heard is nothing available, and
+/// What a start may claim: nothing heard is nothing available, and
 /// errors go to accessories that exist.
 @Suite("Engine start and unknown accessories")
 struct EngineStartTests {

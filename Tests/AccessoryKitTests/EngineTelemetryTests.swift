@@ -228,7 +228,7 @@ struct EngineTelemetryTests {
         // The first sighting tells the address it is heard from: that is a change of state.
         let first = harness.send(.sighting(Fixtures.sighting(a, for: buds, rssi: -50, gateway: "kitchen")))
         #expect(first.outputs.count == 1)
-        #expect(harness.engine.status(of: a)?.address == a)
+        #expect(harness.engine.status(of: a)?.heardFrom == a)
         // Within the room's 5 dB hysteresis, so the room (which would be published) stays.
         let step = harness.send(.sighting(Fixtures.sighting(a, for: buds, rssi: -47, gateway: "hall")))
         #expect(step.outputs.isEmpty)

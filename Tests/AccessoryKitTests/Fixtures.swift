@@ -51,14 +51,14 @@ enum Fixtures {
         switch product.name {
         case studio.name:
             return AdvertisementSighting(
-                gateway: gateway, address: id, rssi: rssi, name: "Acme Studio 7", serviceUUIDs: [fe2c], decoded: decoded)
+                gateway: gateway, accessoryID: id, rssi: rssi, name: "Acme Studio 7", serviceUUIDs: [fe2c], decoded: decoded)
         case buds.name:
             return AdvertisementSighting(
-                gateway: gateway, address: id, rssi: rssi, name: "AirPods",
+                gateway: gateway, accessoryID: id, rssi: rssi, name: "AirPods",
                 manufacturerData: ManufacturerData(companyIdentifier: appleCompany, payload: [0x07, 0x19, 0x01]), decoded: decoded)
         default:
             return AdvertisementSighting(
-                gateway: gateway, address: id, rssi: rssi, name: "Acme Thing",
+                gateway: gateway, accessoryID: id, rssi: rssi, name: "Acme Thing",
                 manufacturerData: ManufacturerData(companyIdentifier: acmeCompany, payload: [0x01]), decoded: decoded)
         }
     }

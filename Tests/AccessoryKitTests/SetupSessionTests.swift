@@ -167,7 +167,7 @@ struct SetupSessionTests {
         harness.request(.showPicker(products: [buds.name], timeout: .default))
         #expect(harness.send(.sighting(Fixtures.sighting(id, for: Fixtures.studio))).events.isEmpty)
         let noise = AdvertisementSighting(
-            gateway: "gw", address: Fixtures.address(2), rssi: -60,
+            gateway: "gw", accessoryID: Fixtures.address(2), rssi: -60,
             manufacturerData: ManufacturerData(companyIdentifier: 0x0006, payload: []))
         #expect(harness.send(.sighting(noise)).events.isEmpty)
         #expect(harness.engine.picker?.candidates.isEmpty == true)

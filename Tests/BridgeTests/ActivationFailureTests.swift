@@ -7,11 +7,11 @@ import Testing
 
 @testable import Bridge
 
-/// Issue 13: the session's first commit (on a first start, the configuration's `accessories:`
-/// and the migration flag) could fail (disk full) and be ignored: the engine went on with
-/// accessories that were not on disk, and every later write referring to them failed, even
-/// once space was back. Now `aabridge run` stops with exit status 4, having published nothing,
-/// and the next start (the service manager's restart) stores them.
+/// The session's first commit (on a first start, the configuration's `accessories:` and the
+/// migration flag) can fail (disk full). Ignored, the engine would go on with accessories that
+/// are not on disk, and every later write referring to them would fail, even once space is
+/// back; so `aabridge run` stops with exit status 4, having published nothing, and the next
+/// start (the service manager's restart) stores them (docs/reliability.md).
 ///
 /// The commit is made to fail by another process (sqlite3) holding the database's write lock
 /// past the store's 5 s busy timeout, for as long as the test needs: no mount, no root.

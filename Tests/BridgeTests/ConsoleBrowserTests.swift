@@ -6,7 +6,7 @@ import Testing
 
 @testable import Bridge
 
-/// The console in a real browser (issue 15): Debian's headless Chromium, driven by
+/// The console in a real browser: Debian's headless Chromium, driven by
 /// chromedriver through python3-selenium (Tests/Browser/console.py). Runs wherever they are
 /// installed, and always in CI (`CI=true`), where a missing browser fails the test.
 @Suite("Console in Chromium")

@@ -6,8 +6,7 @@ import Testing
 
 @testable import Bridge
 
-/// What mqtt-api.md promises, checked against a real mosquitto (issue 17, items 3, 4, 5, 8,
-/// 11 and 12).
+/// What mqtt-api.md promises, checked against a real mosquitto.
 @Suite("The documented behaviour over MQTT")
 struct DocumentedBehaviourTests {
     static let airPodsTelemetry = "aabridge/telemetry/livingroom/\(Fixture.airPodsTopic)"

@@ -172,7 +172,7 @@ struct FastPairFlowTests {
     func ingestUnknownLayout() throws {
         var ingest = try Self.ingest(knowing: [(Fixture.headphones, "Acme Studio Headphones")])
         let acme = Self.ingest(&ingest, Fixture.headphones, serviceData: "00aabbcc")
-        #expect(Self.sighting(acme)?.address == BluetoothAddress(Fixture.headphones), "the sighting goes on")
+        #expect(Self.sighting(acme)?.accessoryID == BluetoothAddress(Fixture.headphones), "the sighting goes on")
         #expect(Self.sighting(acme)?.decoded == nil)
         #expect(acme.rejection == nil && acme.notice == nil)
         #expect(acme.fastPairIgnored?.accessory == BluetoothAddress(Fixture.headphones))

@@ -7,7 +7,7 @@ import Testing
 
 @testable import Bridge
 
-/// The bridge's HTTP server (issue 15): the request API over HTTP, its bad input, the token,
+/// The bridge's HTTP server: the request API over HTTP, its bad input, the token,
 /// `/healthz`, `/events`, the connection limit and the `http` section.
 @Suite("HTTP console, API and health")
 struct HTTPConsoleTests {

@@ -228,7 +228,7 @@ struct IdentityKeysFlowTests {
     /// zero byte, then `plaintext` encrypted with `key`, as OpenMQTTGateway publishes them.
     static func encryptedAdvertisement(from address: String, plaintext: [UInt8], key: String) throws -> (topic: String, payload: String) {
         let parsed = try AccessoryKey.parse(key).get()
-        let encrypted = try #require(AppleProximityPairing.encrypt(plaintext: plaintext, with: parsed))
+        let encrypted = try #require(ProximityPairing.encrypt(plaintext: plaintext, with: parsed))
         let data = "4c000719010e2022f58f00000a" + Hex.encode(encrypted)
         let topicID = address.replacingOccurrences(of: ":", with: "")
         return ("home/kitchen/BTtoMQTT/\(topicID)", #"{"id":"\#(address)","mac_type":1,"manufacturerdata":"\#(data)","rssi":-52}"#)

@@ -198,7 +198,7 @@ struct IngestTests {
             Issue.record("a presented picker takes every advertisement: a sighting expected, got \(presented.effect)")
             return
         }
-        #expect(sighting.address == BluetoothAddress("54:94:5E:9F:64:C4"))
+        #expect(sighting.accessoryID == BluetoothAddress("54:94:5E:9F:64:C4"))
         #expect(kitchen(at: 2_000)?["advertisements_per_min"] == .int(2))
         #expect(kitchen(at: 2_000)?["attributed"] == .int(0))
     }

@@ -6,7 +6,7 @@ import Testing
 
 @testable import Bridge
 
-/// `GET /metrics` (issue 15): Prometheus' text format 0.0.4, parsed here and checked by
+/// `GET /metrics`: Prometheus' text format 0.0.4, parsed here and checked by
 /// Debian's `promtool check metrics`; counters that move with what the bridge does; never an
 /// accessory's address or name.
 @Suite("Prometheus metrics")

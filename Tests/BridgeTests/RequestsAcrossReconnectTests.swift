@@ -7,8 +7,8 @@ import Testing
 
 @testable import Bridge
 
-/// Requests sent while the bridge is away from the broker (issue 13: with a clean session
-/// the broker dropped them, and the requester never got an answer).
+/// Requests sent while the bridge is away from the broker: its persistent session keeps them
+/// (with a clean session the broker drops them, and the requester never gets an answer).
 @Suite("Requests across a reconnect")
 struct RequestsAcrossReconnectTests {
     /// The bridge connects through a proxy; the test cuts it and keeps it out, sends a request

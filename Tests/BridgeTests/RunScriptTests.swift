@@ -6,8 +6,8 @@ import Testing
 @testable import Bridge
 
 /// `scripts/run` stops what it starts (the local mosquitto, the bridge, the demo's bridge and
-/// watcher) however it ends. It used to `exec scripts/demo`, which dropped its EXIT trap: the
-/// mosquitto it had started kept running after the demo. The script runs for real with the
+/// watcher) however it ends: it must not `exec scripts/demo`, which would drop its EXIT trap and
+/// leave the mosquitto it started running after the demo (docs/reliability.md). The script runs for real with the
 /// debug executable (`AABRIDGE_BIN`, so it builds nothing), a free loopback port with no broker
 /// on it (so it starts its own) and a run directory of the test's own; afterwards no process
 /// may name that directory and the port must be closed.

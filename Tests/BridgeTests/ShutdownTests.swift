@@ -6,9 +6,9 @@ import Testing
 
 @testable import Bridge
 
-/// Shutdown always ends (issue 13): with the broker frozen (SIGSTOP: the connection stays open,
-/// nothing is acknowledged), SIGTERM used to wait for `offline`'s acknowledgement forever, and a
-/// second SIGTERM was not even heard. The bounds are in docs/operations.md.
+/// Shutdown always ends: with the broker frozen (SIGSTOP: the connection stays open, nothing is
+/// acknowledged), SIGTERM must not wait for `offline`'s acknowledgement forever, and a second
+/// SIGTERM must be heard. The bounds are in docs/operations.md.
 @Suite("Shutdown with a broker that stopped answering")
 struct ShutdownTests {
     /// Starts the real executable against `broker` and waits until it is online.

@@ -112,7 +112,7 @@ struct HomeAssistantTemplateTests {
                 case "rssi": expected = status.rssi.map(String.init) ?? "None"
                 case "last_error": expected = status.lastError?.code.rawValue ?? "none"
                 case "room": expected = status.room ?? "None"
-                case "address": expected = status.address?.description ?? "none"
+                case "address": expected = status.heardFrom?.description ?? "none"
                 case "identity": expected = status.identity.rawValue
                 case "battery": expected = status.battery?.main.map(String.init) ?? "None"
                 case "battery_left": expected = status.battery?.left.map(String.init) ?? "None"

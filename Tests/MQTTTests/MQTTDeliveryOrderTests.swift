@@ -6,7 +6,7 @@ import Testing
 @testable import MQTT
 
 /// What happens to publishes and subscriptions across a reconnect, against a real broker
-/// behind a ``TCPProxy`` (issue 13's review of the client against libmosquitto 2.0.11).
+/// behind a ``TCPProxy`` (the client's bookkeeping, checked against libmosquitto 2.0.11).
 @Suite("Order and bookkeeping across reconnects")
 struct MQTTDeliveryOrderTests {
     /// A client connected through a proxy in front of `broker`.

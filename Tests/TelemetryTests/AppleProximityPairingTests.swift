@@ -4,9 +4,9 @@ import Testing
 @testable import Telemetry
 
 @Suite struct AppleProximityPairingTests {
-    static func decode(_ hex: String) throws -> AppleProximityPairing {
+    static func decode(_ hex: String) throws -> ProximityPairing {
         let raw = try #require(Hex.decode(hex))
-        return try AppleProximityPairing(manufacturerData: try #require(ManufacturerData(raw: raw)))
+        return try ProximityPairing(manufacturerData: try #require(ManufacturerData(raw: raw)))
     }
 
     @Test func bothBudsInTheCase() throws {
@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func nearbyInfoIsNotProximityPairing() throws {
-        #expect(throws: AppleProximityPairing.DecodingError.notProximityPairing(0x10)) { try Self.decode("4c0010060319247bbc68") }
+        #expect(throws: ProximityPairing.DecodingError.notProximityPairing(0x10)) { try Self.decode("4c0010060319247bbc68") }
     }
 
     @Test func proximityPairingAfterAnotherMessage() throws {
@@ -66,12 +66,12 @@ import Testing
     }
 
     @Test func otherCompanyAndTruncation() throws {
-        #expect(throws: AppleProximityPairing.DecodingError.notApple(0x00DC)) { try Self.decode("dc000719010e2022") }
-        // Shorter than its length byte: refused (it used to decode as truncated); a message whose
+        #expect(throws: ProximityPairing.DecodingError.notApple(0x00DC)) { try Self.decode("dc000719010e2022") }
+        // Shorter than its length byte: refused, not decoded as truncated; a message whose
         // length byte says 5 is whole but too short for the status fields.
-        #expect(throws: AppleProximityPairing.DecodingError.malformed(.shorterThanLength)) { try Self.decode("4c000719010e202255") }
-        #expect(throws: AppleProximityPairing.DecodingError.truncated(5)) { try Self.decode("4c000705010e202255") }
-        #expect(throws: AppleProximityPairing.DecodingError.notProximityPairing(nil)) { try Self.decode("4c00") }
+        #expect(throws: ProximityPairing.DecodingError.malformed(.shorterThanLength)) { try Self.decode("4c000719010e202255") }
+        #expect(throws: ProximityPairing.DecodingError.truncated(5)) { try Self.decode("4c000705010e202255") }
+        #expect(throws: ProximityPairing.DecodingError.notProximityPairing(nil)) { try Self.decode("4c00") }
     }
 }
 
@@ -141,7 +141,7 @@ import Testing
         #expect(
             sighting
                 == AdvertisementSighting(
-                    gateway: "gw", address: identity, rssi: -60, name: "Buds",
+                    gateway: "gw", accessoryID: identity, rssi: -60, name: "Buds",
                     manufacturerData: ManufacturerData(companyIdentifier: 0xFFFF, payload: [0, 0, 0, 1]),
                     serviceData: [BluetoothUUID(shortValue: 0xFE2C): [1, 2]], serviceUUIDs: [BluetoothUUID(shortValue: 0xFE2C)],
                     decoded: AdvertisementSighting.Decoded(worn: true, placement: .inEar)))

@@ -16,8 +16,8 @@ struct BatteryLayoutTests {
             + [UInt8](repeating: 0, count: Int(length) - 9)
     }
 
-    static func decode(_ payload: [UInt8]) throws(AppleProximityPairing.DecodingError) -> AppleProximityPairing {
-        try AppleProximityPairing(manufacturerData: ManufacturerData(companyIdentifier: 0x004C, payload: payload))
+    static func decode(_ payload: [UInt8]) throws(ProximityPairing.DecodingError) -> ProximityPairing {
+        try ProximityPairing(manufacturerData: ManufacturerData(companyIdentifier: 0x004C, payload: payload))
     }
 
     @Test("the issue's three examples: AirPods Max 50 %, Powerbeats 4 20 %, Beats Flex 40 % publish main only")
@@ -63,8 +63,8 @@ struct BatteryLayoutTests {
 
     @Test("refused frames: counterfeit, prefix, shorter or longer than the length byte, nibbles 11...14")
     func refusedFrames() throws {
-        func malformation(_ payload: [UInt8]) -> AppleProximityPairing.Malformation? {
-            do throws(AppleProximityPairing.DecodingError) {
+        func malformation(_ payload: [UInt8]) -> ProximityPairing.Malformation? {
+            do throws(ProximityPairing.DecodingError) {
                 _ = try Self.decode(payload)
                 return nil
             } catch {

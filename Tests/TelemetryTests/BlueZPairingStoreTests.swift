@@ -65,7 +65,7 @@ private typealias Pairing = BlueZPairingStoreTests
 
     @Test("the key BlueZ writes least significant byte first is reversed: the Core Specification's sample IRK resolves its sample address")
     func byteOrder() throws {
-        let (name, _, result) = BlueZPairingStore.parseInfo(Array(Self.info().utf8))
+        let (name, _, result) = BlueZPairings.parseInfo(Array(Self.info().utf8))
         #expect(name == "Alice’s AirPods Pro")
         let key = try result.get()
         #expect(key.hexDigits == Self.specKeyMSBFirst)
@@ -82,7 +82,7 @@ private typealias Pairing = BlueZPairingStoreTests
             "# written by hand\r\n\r\n[General]\r\n  Name = \\sBob’s\\tBeats \r\nName[de]=Bobs Kopfhörer\r\nAlias=Gym\\\\Beats\r\n"
             + "; not a GLib comment, and not a key either\r\n[IdentityResolvingKey]\r\n# Key=00000000000000000000000000000000\r\n"
             + "Key = 0x\(Self.specKeyAsBlueZWritesIt.lowercased()) \r\n[General]\r\nTrusted=true\r\n"
-        let (name, alias, result) = BlueZPairingStore.parseInfo(Array(text.utf8))
+        let (name, alias, result) = BlueZPairings.parseInfo(Array(text.utf8))
         #expect(name == " Bob’s\tBeats")
         #expect(alias == "Gym\\Beats")
         #expect(try result.get().hexDigits == Self.specKeyMSBFirst)
@@ -91,7 +91,7 @@ private typealias Pairing = BlueZPairingStoreTests
     @Test(
         "a device without a usable IRK is a per-device problem",
         arguments: [
-            (Pairing.info(key: nil), BlueZPairingStore.Problem.noKey),
+            (Pairing.info(key: nil), BlueZPairings.Problem.noKey),
             ("[General]\nName=Speaker\n[LinkKey]\nKey=\(Pairing.specKeyAsBlueZWritesIt)\n", .noKey),
             ("[IdentityResolvingKey]\n", .noKey),
             ("", .noKey),
@@ -103,8 +103,8 @@ private typealias Pairing = BlueZPairingStoreTests
             (Pairing.info(key: "9B:7D:39:0A:A6:10:10:34:05:AD:C8:57:A3:34:02:EC"), .malformedKey),
             (Pairing.info(key: String(repeating: "0", count: 32)), .zeroKey),
         ])
-    func problems(text: String, problem: BlueZPairingStore.Problem) {
-        let (_, _, result) = BlueZPairingStore.parseInfo(Array(text.utf8))
+    func problems(text: String, problem: BlueZPairings.Problem) {
+        let (_, _, result) = BlueZPairings.parseInfo(Array(text.utf8))
         #expect(result == .failure(problem))
     }
 
@@ -124,7 +124,7 @@ private typealias Pairing = BlueZPairingStoreTests
         try directory.makeDirectory("mesh")
         try directory.write("README", "not an adapter")
 
-        let store = try BlueZPairingStore.read(directory: directory.path)
+        let store = try BlueZPairings.read(directory: directory.path)
         #expect(store.adapters.map(\.description) == [second, Self.adapter].sorted())
         let listed = store.devices.map { "\($0.adapter) \($0.address)" }
         #expect(
@@ -141,7 +141,7 @@ private typealias Pairing = BlueZPairingStoreTests
         #expect(thermometer.identityResolvingKey == .failure(.noKey))
         #expect(store.devices.first { $0.address.description == "C0:00:00:00:00:03" }?.identityResolvingKey == .failure(.noInfoFile))
 
-        let one = try BlueZPairingStore.read(directory: directory.path, adapter: BluetoothAddress(second))
+        let one = try BlueZPairings.read(directory: directory.path, adapter: BluetoothAddress(second))
         #expect(one.adapters.map(\.description) == [second])
         #expect(one.devices.count == 1)
     }
@@ -151,7 +151,7 @@ private typealias Pairing = BlueZPairingStoreTests
         let directory = try Directory()
         try directory.write("\(Self.adapter)/F0:99:B6:12:34:56/info", Self.info())
         #expect {
-            try BlueZPairingStore.read(directory: directory.path, adapter: BluetoothAddress("11:22:33:44:55:66"))
+            try BlueZPairings.read(directory: directory.path, adapter: BluetoothAddress("11:22:33:44:55:66"))
         } throws: { error in
             let description = "\(error)"
             return description.contains(directory.path) && description.contains("no adapter 11:22:33:44:55:66")
@@ -164,14 +164,14 @@ private typealias Pairing = BlueZPairingStoreTests
         let directory = try Directory()
         let missing = directory.url.appendingPathComponent("nothing-here").path
         #expect {
-            try BlueZPairingStore.read(directory: missing)
+            try BlueZPairings.read(directory: missing)
         } throws: { error in
             "\(error)".contains("'\(missing)'") && "\(error)".contains("No such file or directory")
         }
         try directory.write("a-file", "x")
         let file = directory.url.appendingPathComponent("a-file").path
         #expect {
-            try BlueZPairingStore.read(directory: file)
+            try BlueZPairings.read(directory: file)
         } throws: { error in
             "\(error)".contains("'\(file)'") && "\(error)".contains("Not a directory")
         }
@@ -180,7 +180,7 @@ private typealias Pairing = BlueZPairingStoreTests
         try directory.makeDirectory("\(Self.adapter)/F0:99:B6:12:34:56/info")
         let info = directory.url.appendingPathComponent("\(Self.adapter)/F0:99:B6:12:34:56/info").path
         #expect {
-            try BlueZPairingStore.read(directory: directory.path)
+            try BlueZPairings.read(directory: directory.path)
         } throws: { error in
             "\(error)".contains("'\(info)'") && "\(error)".contains("Is a directory")
         }
@@ -191,8 +191,8 @@ private typealias Pairing = BlueZPairingStoreTests
         let directory = try Directory()
         try directory.write(
             "\(Self.adapter)/F0:99:B6:12:34:56/info",
-            Self.info() + String(repeating: "# padding\n", count: BlueZPairingStore.maximumInfoSize / 10 + 1))
-        let store = try BlueZPairingStore.read(directory: directory.path)
+            Self.info() + String(repeating: "# padding\n", count: BlueZPairings.maximumInfoSize / 10 + 1))
+        let store = try BlueZPairings.read(directory: directory.path)
         #expect(store.devices.first?.identityResolvingKey == .failure(.tooLarge))
     }
 
@@ -200,7 +200,7 @@ private typealias Pairing = BlueZPairingStoreTests
     func redacted() throws {
         let directory = try Directory()
         try directory.write("\(Self.adapter)/F0:99:B6:12:34:56/info", Self.info())
-        let store = try BlueZPairingStore.read(directory: directory.path)
+        let store = try BlueZPairings.read(directory: directory.path)
         let device = try #require(store.devices.first)
         var dumped = ""
         dump(device, to: &dumped)

@@ -121,8 +121,8 @@ struct AnyHashableSendable: @unchecked Sendable {
             let data = try #require(try advertisement(message).manufacturer)
             let typeText = try #require(expected.string?.split(separator: " ").first)
             #expect("0x" + Hex.encode([data.payload[0]]) == typeText)
-            #expect(throws: AppleProximityPairing.DecodingError.notProximityPairing(data.payload[0])) {
-                try AppleProximityPairing(manufacturerData: data)
+            #expect(throws: ProximityPairing.DecodingError.notProximityPairing(data.payload[0])) {
+                try ProximityPairing(manufacturerData: data)
             }
         case "service_uuid":
             #expect(try advertisement(message).serviceData.first?.uuid == BluetoothUUID(expected.string ?? "?"))
@@ -157,7 +157,7 @@ struct AnyHashableSendable: @unchecked Sendable {
         }
     }
 
-    private func checkProximity(_ field: String, _ expected: AnyHashableSendable, _ status: AppleProximityPairing) throws {
+    private func checkProximity(_ field: String, _ expected: AnyHashableSendable, _ status: ProximityPairing) throws {
         switch field {
         case "model":
             let text = try #require(expected.string)

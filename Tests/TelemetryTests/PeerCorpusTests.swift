@@ -64,10 +64,10 @@ struct PeerFrame: CustomTestStringConvertible, Sendable {
     /// the engine does (household.md).
     func bridgeReadingAndBattery(previous: Battery?) -> (reading: [String: Value], battery: Battery?) {
         guard let bytes = Hex.decode(frame) else { return (["refused": .flag(true), "reason": .text("invalidHex")], previous) }
-        let data = ManufacturerData(companyIdentifier: AppleProximityPairing.appleCompanyIdentifier, payload: bytes)
-        let pairing: AppleProximityPairing
-        do throws(AppleProximityPairing.DecodingError) {
-            pairing = try AppleProximityPairing(manufacturerData: data)
+        let data = ManufacturerData(companyIdentifier: ProximityPairing.appleCompanyIdentifier, payload: bytes)
+        let pairing: ProximityPairing
+        do throws(ProximityPairing.DecodingError) {
+            pairing = try ProximityPairing(manufacturerData: data)
         } catch {
             var reading: [String: Value] = ["refused": .flag(true), "reason": .text("\(error)")]
             if case .malformed(.counterfeit) = error { reading["model"] = .text("counterfeit") }

@@ -18,15 +18,15 @@ import Testing
     /// Manufacturer data of AirPods Pro: type 0x07, length 25, prefix, model, status, battery
     /// nibbles (low = broadcasting bud), charging nibble + case nibble, lid, colour, 0x00, then
     /// the 16 encrypted bytes.
-    static func message(status: UInt8, battery: UInt8, chargingAndCase: UInt8, ciphertext: [UInt8]) throws -> AppleProximityPairing {
+    static func message(status: UInt8, battery: UInt8, chargingAndCase: UInt8, ciphertext: [UInt8]) throws -> ProximityPairing {
         let raw: [UInt8] = [0x4C, 0x00, 0x07, 0x19, 0x01, 0x0E, 0x20, status, battery, chargingAndCase, 0x31, 0x00, 0x00] + ciphertext
-        return try AppleProximityPairing(manufacturerData: try #require(ManufacturerData(raw: raw)))
+        return try ProximityPairing(manufacturerData: try #require(ManufacturerData(raw: raw)))
     }
 
     static func message(
         status: UInt8 = 0x20, battery: UInt8 = 0x65, chargingAndCase: UInt8 = 0x0A, plaintext: [UInt8]
-    ) throws -> AppleProximityPairing {
-        let ciphertext = try #require(AppleProximityPairing.encrypt(plaintext: plaintext, with: key))
+    ) throws -> ProximityPairing {
+        let ciphertext = try #require(ProximityPairing.encrypt(plaintext: plaintext, with: key))
         return try message(status: status, battery: battery, chargingAndCase: chargingAndCase, ciphertext: ciphertext)
     }
 
@@ -81,7 +81,7 @@ import Testing
         let reversed = try #require(AccessoryKey(bytes: Self.key.bytes.reversed()))
         #expect(pairing.decrypted(with: reversed)?.leftBattery != 17)
         #expect(
-            AppleProximityPairing.encrypt(plaintext: try #require(Hex.decode("00112233445566778899aabbccddeeff")), with: Self.key)
+            ProximityPairing.encrypt(plaintext: try #require(Hex.decode("00112233445566778899aabbccddeeff")), with: Self.key)
                 == ciphertext)
     }
 
@@ -94,7 +94,7 @@ import Testing
 
     @Test("a payload altered on the way does not decrypt consistently")
     func tamperedByte() throws {
-        var ciphertext = try #require(AppleProximityPairing.encrypt(plaintext: Self.plaintext(57, 63, 100), with: Self.key))
+        var ciphertext = try #require(ProximityPairing.encrypt(plaintext: Self.plaintext(57, 63, 100), with: Self.key))
         ciphertext[7] ^= 0x01
         let pairing = try Self.message(status: 0x20, battery: 0x65, chargingAndCase: 0x0A, ciphertext: ciphertext)
         #expect(pairing.decrypted(with: Self.key) == nil)
@@ -103,7 +103,7 @@ import Testing
     @Test("a message without the 16 encrypted bytes has nothing to decrypt")
     func noEncryptedPayload() throws {
         let raw: [UInt8] = [0x4C, 0x00, 0x07, 0x09, 0x01, 0x0E, 0x20, 0x20, 0x65, 0x0A, 0x31, 0x00, 0x00]
-        let pairing = try AppleProximityPairing(manufacturerData: try #require(ManufacturerData(raw: raw)))
+        let pairing = try ProximityPairing(manufacturerData: try #require(ManufacturerData(raw: raw)))
         #expect(pairing.encryptedPayload == nil)
         #expect(pairing.decrypted(with: Self.key) == nil)
     }

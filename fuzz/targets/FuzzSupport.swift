@@ -7,7 +7,7 @@ func checkInvariants(_ message: TelemetryMessage) {
     case .advertisement(let advertisement):
         if let rssi = advertisement.rssi { precondition(TelemetryLimits.rssiRange.contains(rssi), "RSSI out of range") }
         if let power = advertisement.txPower { precondition(TelemetryLimits.rssiRange.contains(power), "TX power out of range") }
-        for data in advertisement.manufacturerData { _ = try? AppleProximityPairing(manufacturerData: data) }
+        for data in advertisement.manufacturerData { _ = try? ProximityPairing(manufacturerData: data) }
         _ = advertisement.address.description
     case .report(let report):
         for change in report.changes {

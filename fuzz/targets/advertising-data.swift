@@ -6,7 +6,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // Everything reported must lie inside the input.
         precondition(parsed.manufacturerData.reduce(0) { $0 + $1.payload.count + 2 } <= size)
         for manufacturer in parsed.manufacturerData {
-            if let status = try? AppleProximityPairing(manufacturerData: manufacturer) { _ = status.knownModel?.placement(status) }
+            if let status = try? ProximityPairing(manufacturerData: manufacturer) { _ = status.knownModel?.placement(status) }
         }
     }
     return 0

@@ -11,10 +11,10 @@ private let parser = TelemetryParser(format: .openmqttgateway)
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let payload = Array(UnsafeBufferPointer(start: data, count: size))
-    let manufacturer = ManufacturerData(companyIdentifier: AppleProximityPairing.appleCompanyIdentifier, payload: payload)
-    var malformation: AppleProximityPairing.Malformation?
-    do throws(AppleProximityPairing.DecodingError) {
-        let pairing = try AppleProximityPairing(manufacturerData: manufacturer)
+    let manufacturer = ManufacturerData(companyIdentifier: ProximityPairing.appleCompanyIdentifier, payload: payload)
+    var malformation: ProximityPairing.Malformation?
+    do throws(ProximityPairing.DecodingError) {
+        let pairing = try ProximityPairing(manufacturerData: manufacturer)
         if let battery = pairing.battery { check(battery, layout: pairing.knownModel?.batteries ?? .pods) }
         for layout in [AppleModel.Batteries.single, .pods] {
             if let battery = pairing.battery(layout) { check(battery, layout: layout) }

@@ -14,8 +14,9 @@ public struct AccessoryStatus: Hashable, Sendable {
     public var battery: Battery?
     public var lastSeen: Timestamp?
     public var lastError: AccessoryControlDevice.Error?
-    /// The address it was last heard from; `nil` before any sighting.
-    public var address: BluetoothAddress?
+    /// The address it was last heard from (published as `address`; the accessory's own is its
+    /// id); `nil` before any sighting.
+    public var heardFrom: BluetoothAddress?
     /// How the last sighting was attributed to it.
     public var identity: IdentityAttribution
     /// Which keys it has (never the keys).
@@ -34,14 +35,14 @@ public struct AccessoryStatus: Hashable, Sendable {
         accessory: Accessory, registration: Registration? = nil, worn: Bool? = nil, sources: [BluetoothAddress] = [],
         routes: [BluetoothAddress] = [], available: Bool = false, rssi: Int? = nil, gateway: String? = nil,
         battery: Battery? = nil, lastSeen: Timestamp? = nil, lastError: AccessoryControlDevice.Error? = nil,
-        address: BluetoothAddress? = nil, identity: IdentityAttribution = .address,
+        heardFrom: BluetoothAddress? = nil, identity: IdentityAttribution = .address,
         keys: KeyPresence = KeyPresence(irk: false, encryptionKey: false), model: String? = nil,
         room: String? = nil, homeSources: [BluetoothAddress] = [], alias: BluetoothAddress? = nil
     ) {
         self.room = room
         self.homeSources = homeSources
         self.alias = alias
-        self.address = address
+        self.heardFrom = heardFrom
         self.identity = identity
         self.keys = keys
         self.model = model

@@ -32,12 +32,12 @@ public struct AdvertisementSighting: Hashable, Sendable {
 
     /// The gateway's configured name.
     public var gateway: String
-    /// The accessory the sighting counts for: the advertiser's address, or the identity it was
-    /// attributed to (``attribution``).
-    public var address: BluetoothAddress
+    /// The accessory the sighting counts for (its id): the advertiser's address, or the
+    /// identity it was attributed to (``attribution``). Where it was heard is ``heardFrom``.
+    public var accessoryID: BluetoothAddress
     /// The address the advertisement really came from.
     public var heardFrom: BluetoothAddress
-    /// How ``address`` was found from ``heardFrom``.
+    /// How ``accessoryID`` was found from ``heardFrom``.
     public var attribution: IdentityAttribution
     /// Received signal strength in dBm.
     public var rssi: Int
@@ -63,14 +63,14 @@ public struct AdvertisementSighting: Hashable, Sendable {
 
     /// Creates a sighting.
     public init(
-        gateway: String, address: BluetoothAddress, rssi: Int, name: String? = nil,
+        gateway: String, accessoryID: BluetoothAddress, rssi: Int, name: String? = nil,
         manufacturerData: ManufacturerData? = nil, serviceData: [BluetoothUUID: [UInt8]] = [:],
         serviceUUIDs: [BluetoothUUID] = [], decoded: Decoded? = nil, heardFrom: BluetoothAddress? = nil,
         attribution: IdentityAttribution = .address, rssiMeasured: Bool = true
     ) {
         self.gateway = gateway
-        self.address = address
-        self.heardFrom = heardFrom ?? address
+        self.accessoryID = accessoryID
+        self.heardFrom = heardFrom ?? accessoryID
         self.attribution = attribution
         self.rssi = rssi
         self.rssiMeasured = rssiMeasured

@@ -321,7 +321,7 @@ extension BridgeEngine {
         records[accessory.id]?.rssi = candidate?.rssi
         records[accessory.id]?.gateway = candidate?.gateway
         // The sighting it was paired from counts as its first: where it was heard, what it said.
-        records[accessory.id]?.address = candidate.map { _ in accessory.id }
+        records[accessory.id]?.heardFrom = candidate.map { _ in accessory.id }
         records[accessory.id]?.model = candidate?.decoded?.model
         records[accessory.id]?.battery = candidate?.decoded?.battery
         if let profile = candidate?.profile { setTrace(accessory.id, AccessoryTrace(profile: profile, room: candidate?.gateway)) }

@@ -3,7 +3,7 @@ extension BridgeEngine {
 
     mutating func observe(_ sighting: AdvertisementSighting, now: Timestamp) {
         guard session.state == .activated else { return }
-        let id = sighting.address
+        let id = sighting.accessoryID
         if let index = records.index(forKey: id) {
             // In-place through the index: one hash per sighting, no copy of the record.
             let (wasAvailable, identityChanged, followed, roomChanged, trace) = Self.update(&records.values[index]) { record in
@@ -14,8 +14,8 @@ extension BridgeEngine {
                 let roomChanged =
                     sighting.rssiMeasured && record.room.heard(gateway: sighting.gateway, rssi: sighting.rssi, at: now)
                 var identityChanged = false
-                if record.address != sighting.heardFrom || record.attribution != sighting.attribution {
-                    record.address = sighting.heardFrom
+                if record.heardFrom != sighting.heardFrom || record.attribution != sighting.attribution {
+                    record.heardFrom = sighting.heardFrom
                     record.attribution = sighting.attribution
                     identityChanged = true
                 }

@@ -23,7 +23,7 @@ public struct BridgeEngine: Sendable {
         /// activated. Its sources are cleared if no gateway hears it within the timeout.
         var unheardSince: Timestamp?
         /// The address it was last heard from, and how that sighting was attributed.
-        var address: BluetoothAddress?
+        var heardFrom: BluetoothAddress?
         var attribution: IdentityAttribution = .address
         /// The address it was last followed to without a key (stored, so a restart keeps it).
         @usableFromInline var followedAddress: BluetoothAddress?
@@ -166,7 +166,7 @@ public struct BridgeEngine: Sendable {
             // A route to this accessory needs the source in its configuration, so only those are looked up.
             routes: listedSources(id).filter { routes[$0] == id }.sorted(), available: record.available,
             rssi: record.rssi, gateway: record.gateway, battery: record.battery, lastSeen: record.lastSeen,
-            lastError: record.lastError, address: record.address, identity: record.attribution, keys: record.keys.presence,
+            lastError: record.lastError, heardFrom: record.heardFrom, identity: record.attribution, keys: record.keys.presence,
             // An accessory nobody hears is in no room (its tracker is reset then; this also
             // covers the moment between the timeout and the reset).
             model: record.model, room: record.available ? record.room.room : nil, homeSources: record.homeSources, alias: record.alias)

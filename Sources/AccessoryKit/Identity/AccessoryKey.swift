@@ -48,7 +48,7 @@ public struct AccessoryKey: Hashable, Sendable, CustomStringConvertible, CustomD
 
     /// Parses either form described on the type.
     public static func parse(_ text: String) -> Result<AccessoryKey, FormatError> {
-        var body = Substring(text.trimmingWhitespace())
+        var body = text.trimmingWhitespace
         if body.lowercased().hasPrefix("irk:") { body = body.dropFirst(4) }
         let hexDigits = body.utf8.filter { $0 != UInt8(ascii: ":") && $0 != UInt8(ascii: "-") && $0 != UInt8(ascii: " ") }
         if !hexDigits.isEmpty, hexDigits.allSatisfy({ Hex.nibble($0) != nil }), hexDigits.count % 2 == 0,
@@ -71,12 +71,4 @@ public struct AccessoryKey: Hashable, Sendable, CustomStringConvertible, CustomD
     public var description: String { "<key redacted>" }
     public var debugDescription: String { "AccessoryKey(<redacted>)" }
     public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
-}
-
-extension String {
-    fileprivate func trimmingWhitespace() -> Substring {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
-        guard let start = firstIndex(where: { !isSpace($0) }), let end = lastIndex(where: { !isSpace($0) }) else { return "" }
-        return self[start...end]
-    }
 }

@@ -24,7 +24,7 @@ public struct Accessory: Hashable, Sendable {
     /// characters; `nil` when nothing is left.
     public static func displayable(_ advertised: String?) -> String? {
         guard let advertised else { return nil }
-        let trimmed = advertised.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed()
+        let trimmed = advertised.trimmingWhitespace
         guard !trimmed.isEmpty else { return nil }
         return String(trimmed.prefix(maximumNameLength))
     }

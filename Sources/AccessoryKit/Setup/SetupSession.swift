@@ -122,8 +122,8 @@ public struct SetupSession: Hashable, Sendable {
     /// - Returns: whether it became a new candidate (and `accessoryDiscovered` was emitted).
     @discardableResult
     public mutating func observe(_ sighting: AdvertisementSighting, now: Timestamp, events: inout [SetupEvent]) -> Bool {
-        guard state == .activated, var picker, accessories[sighting.address] == nil else { return false }
-        if let index = picker.candidates.firstIndex(where: { $0.id == sighting.address }) {
+        guard state == .activated, var picker, accessories[sighting.accessoryID] == nil else { return false }
+        if let index = picker.candidates.firstIndex(where: { $0.id == sighting.accessoryID }) {
             picker.candidates[index].lastSeen = now
             picker.candidates[index].rssi = sighting.rssi
             picker.candidates[index].gateway = sighting.gateway
@@ -140,12 +140,13 @@ public struct SetupSession: Hashable, Sendable {
         else { return false }
         let name = Self.candidateName(sighting)
         var candidate = Picker.Candidate(
-            id: sighting.address, name: name, product: product.name, rssi: sighting.rssi, gateway: sighting.gateway, lastSeen: now)
+            id: sighting.accessoryID, name: name, product: product.name, rssi: sighting.rssi, gateway: sighting.gateway, lastSeen: now)
         candidate.decoded = sighting.decoded
         candidate.profile = sighting.profile
         picker.candidates.append(candidate)
         self.picker = picker
-        let discovered = makeAccessory(id: sighting.address, name: name ?? product.name, product: product, state: .unauthorized, ssid: nil)
+        let discovered = makeAccessory(
+            id: sighting.accessoryID, name: name ?? product.name, product: product, state: .unauthorized, ssid: nil)
         events.append(SetupEvent(.accessoryDiscovered, accessory: discovered))
         return true
     }

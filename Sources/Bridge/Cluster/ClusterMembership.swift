@@ -30,10 +30,6 @@ import Synchronization
 ///   nothing is held (it stops publishing, since another instance may be taking over), and
 ///   the thread reconnects every second.
 final class ClusterMembership: Sendable {
-    /// `pg_try_advisory_lock(partitionLockClass, partition)`: "AABR" and "AABS" as int4s, so
-    /// they do not collide with another application's advisory locks on the same database.
-    static let partitionLockClass: Int32 = 0x4141_4240
-    static let memberLockClass: Int32 = 0x4141_4241
     /// How often the membership looks at its peers (and waits for notifications between).
     static let turnMilliseconds: Int32 = 250
     /// After (re)connecting, how long it waits before taking partitions, so that instances
@@ -60,12 +56,12 @@ final class ClusterMembership: Sendable {
 
     /// The session and what it holds; only the membership's thread touches it.
     private final class Session {
-        let connection: PostgresConnection
+        let locks: PostgresClusterLocks
         let connectedAt = ContinuousClock.now
         var held: [Int: Int64] = [:]
         var releasing: Set<Int> = []
-        init(connection: PostgresConnection) {
-            self.connection = connection
+        init(locks: PostgresClusterLocks) {
+            self.locks = locks
         }
     }
 
@@ -127,9 +123,9 @@ final class ClusterMembership: Sendable {
                     report(.ownership(held: owned, members: members))
                 }
                 if !changed.isEmpty { report(.changed(changed)) }
-                wait(for: current.connection.socket, milliseconds: Self.turnMilliseconds)
+                wait(for: current.locks.connection.socket, milliseconds: Self.turnMilliseconds)
             } catch {
-                session?.connection.close()
+                session?.locks.connection.close()
                 session = nil
                 control.withLock { $0.released.removeAll() }
                 if !reported.held.isEmpty || !reported.members.isEmpty {
@@ -146,29 +142,26 @@ final class ClusterMembership: Sendable {
                 sleep(milliseconds: Self.retryMilliseconds)
             }
         }
-        session?.connection.close()
+        session?.locks.connection.close()
     }
 
     /// One look at the peers: heartbeat, hand-overs, takes, notifications.
     private func turn(_ session: Session) throws(StorageError) -> (owned: [Int: Int64], members: [String], changed: Set<BluetoothAddress>) {
-        let connection = session.connection
-        try connection.run(
-            "UPDATE cluster_members SET heartbeat_at = now() WHERE instance = $1", [.text(instance)])
-        let members = try liveMembers(connection)
+        let locks = session.locks
+        try locks.beat()
+        let members = try locks.liveMembers()
         for partition in control.withLock({ control in
             defer { control.released.removeAll() }
             return control.released
         }) {
-            try connection.run(
-                "SELECT pg_advisory_unlock($1::int4, $2::int4)",
-                [.integer(Int64(Self.partitionLockClass)), .integer(Int64(partition))])
+            try locks.release(partition)
             session.held[partition] = nil
             session.releasing.remove(partition)
         }
         let desired = partitioning.partitions(of: instance, among: members)
         if ContinuousClock.now - session.connectedAt >= Self.settle {
             for partition in desired.subtracting(session.held.keys).sorted() {
-                if let epoch = try take(partition, on: connection) { session.held[partition] = epoch }
+                if let epoch = try locks.take(partition) { session.held[partition] = epoch }
             }
         }
         let leaving = Set(session.held.keys).subtracting(desired).subtracting(session.releasing)
@@ -177,45 +170,35 @@ final class ClusterMembership: Sendable {
             report(.releasing(leaving))
         }
         let owned = session.held.filter { !session.releasing.contains($0.key) }
-        return (owned, members, try changes(connection))
+        return (owned, members, try locks.changes())
     }
 
     /// Opens the session: checks the partition count, registers the instance, takes its
     /// member lock and listens for other instances' changes.
     private func connect() throws(StorageError) -> Session {
         let connection = try PostgresConnection(url: url, password: password, applicationName: "aabridge-cluster-\(instance)")
+        let locks = PostgresClusterLocks(connection: connection, instance: instance)
         do throws(StorageError) {
-            try checkPartitionCount(connection)
-            let key = try register(connection)
-            var locked = false
-            try connection.run(
-                "SELECT pg_try_advisory_lock($1::int4, $2::int4)", [.integer(Int64(Self.memberLockClass)), .integer(key)]
-            ) { row throws(StorageError) in locked = row.bool(0) }
-            guard locked else {
+            try checkPartitionCount(locks)
+            guard try locks.takeMemberLock(try locks.register()) else {
                 throw StorageError(
                     .alreadyInUse,
                     message:
                         "another live aabridge is already instance '\(instance)' of this cluster; give each instance its own cluster.instance"
                 )
             }
-            try connection.execute("LISTEN \(PostgresStore.changesChannel)")
+            try locks.listenForChanges()
         } catch {
             connection.close()
             throw error
         }
-        return Session(connection: connection)
+        return Session(locks: locks)
     }
 
     /// Every instance must spread accessories over the same partitions; the first one to
     /// start records its count.
-    private func checkPartitionCount(_ connection: PostgresConnection) throws(StorageError) {
-        try connection.run(
-            "INSERT INTO meta (key, value) VALUES ('cluster_partitions', $1) ON CONFLICT (key) DO NOTHING",
-            [.text(String(partitioning.count))])
-        var recorded: String?
-        try connection.run("SELECT value FROM meta WHERE key = 'cluster_partitions'") { row throws(StorageError) in
-            recorded = row.text(0)
-        }
+    private func checkPartitionCount(_ locks: PostgresClusterLocks) throws(StorageError) {
+        let recorded = try locks.recordPartitionCount(partitioning.count)
         guard recorded == String(partitioning.count) else {
             throw StorageError(
                 .other(0),
@@ -223,78 +206,6 @@ final class ClusterMembership: Sendable {
                     "cluster.partitions is \(partitioning.count) here but \(recorded ?? "unknown") in the database; every instance must use the same"
             )
         }
-    }
-
-    /// This instance's row in `cluster_members` and its lock key (kept across restarts; a
-    /// new name gets the next free key, under a table lock so two new instances never share one).
-    private func register(_ connection: PostgresConnection) throws(StorageError) -> Int64 {
-        try connection.execute("BEGIN; LOCK TABLE cluster_members IN SHARE ROW EXCLUSIVE MODE")
-        var key: Int64 = 0
-        do throws(StorageError) {
-            try connection.run(
-                """
-                INSERT INTO cluster_members (instance, lock_key, started_at, heartbeat_at)
-                VALUES ($1, (SELECT coalesce(max(lock_key), 0) + 1 FROM cluster_members), now(), now())
-                ON CONFLICT (instance) DO UPDATE SET started_at = now(), heartbeat_at = now()
-                RETURNING lock_key
-                """, [.text(instance)]
-            ) { row throws(StorageError) in key = row.integer(0) }
-            try connection.execute("COMMIT")
-        } catch {
-            try? connection.execute("ROLLBACK")
-            throw error
-        }
-        return key
-    }
-
-    /// The instances whose member lock is held: live, whatever their heartbeat says.
-    private func liveMembers(_ connection: PostgresConnection) throws(StorageError) -> [String] {
-        var members: [String] = []
-        try connection.run(
-            """
-            SELECT m.instance FROM cluster_members m
-            WHERE EXISTS (SELECT 1 FROM pg_locks l WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
-                AND l.classid::bigint = $1 AND l.objid::bigint = m.lock_key)
-            ORDER BY m.instance
-            """, [.integer(Int64(Self.memberLockClass))]
-        ) { row throws(StorageError) in
-            if let name = row.text(0) { members.append(name) }
-        }
-        return members
-    }
-
-    /// Takes `partition` when its lock is free, recording this instance as its owner with the
-    /// next epoch. - Returns: the epoch, or nil when another session still holds it.
-    private func take(_ partition: Int, on connection: PostgresConnection) throws(StorageError) -> Int64? {
-        var locked = false
-        try connection.run(
-            "SELECT pg_try_advisory_lock($1::int4, $2::int4)",
-            [.integer(Int64(Self.partitionLockClass)), .integer(Int64(partition))]
-        ) { row throws(StorageError) in locked = row.bool(0) }
-        guard locked else { return nil }
-        var epoch: Int64 = 0
-        try connection.run(
-            """
-            INSERT INTO cluster_partitions (partition, owner, epoch, since) VALUES ($1::int4, $2, 1, now())
-            ON CONFLICT (partition) DO UPDATE SET owner = excluded.owner, epoch = cluster_partitions.epoch + 1, since = now()
-            RETURNING epoch
-            """, [.integer(Int64(partition)), .text(instance)]
-        ) { row throws(StorageError) in epoch = row.integer(0) }
-        return epoch
-    }
-
-    /// The accessories other instances committed changes to since the last turn
-    /// (`<origin>:<ID>,<ID>,...`; this instance's own commits are skipped).
-    private func changes(_ connection: PostgresConnection) throws(StorageError) -> Set<BluetoothAddress> {
-        var changed = Set<BluetoothAddress>()
-        for notification in try connection.notifications() where notification.channel == PostgresStore.changesChannel {
-            guard let colon = notification.payload.firstIndex(of: ":") else { continue }
-            guard notification.payload[..<colon] != instance else { continue }
-            for id in notification.payload[notification.payload.index(after: colon)...].split(separator: ",") {
-                if let address = BluetoothAddress(id) { changed.insert(address) }
-            }
-        }
-        return changed
     }
 
     // MARK: - Waiting

@@ -87,8 +87,8 @@ final class Ownership {
         if ownsEverything { return true }
         switch input {
         case .sighting(let sighting):
-            guard engine.knows(sighting.address) else { return ownsBridge }
-            return owns(sighting.address)
+            guard engine.knows(sighting.accessoryID) else { return ownsBridge }
+            return owns(sighting.accessoryID)
         case .report(let report): return owns(report.accessory)
         case .activate, .invalidate, .request, .tick, .reload: return true
         }

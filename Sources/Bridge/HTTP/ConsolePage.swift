@@ -1,3 +1,5 @@
+import AccessoryKit
+
 /// The console (`GET /`): one HTML page with its CSS and plain JavaScript, served from the
 /// binary. No build step, no CDN, nothing fetched from elsewhere: it works on a gateway box
 /// without internet access.
@@ -7,7 +9,7 @@
 /// and acts only through `POST /api/request/<name>`, the request API of mqtt-api.md. Every
 /// text from the bridge is set with `textContent`, never parsed as HTML (an accessory's name
 /// is whatever its advertisement said). Keys are write-only: the page shows whether one is
-/// set, never a key.
+/// set, never a key. The script's request names are written into it from ``RequestName``.
 enum ConsolePage {
     static let headers: [(String, String)] = [
         // Only this page's own inline script and style, and requests to this server.
@@ -160,14 +162,14 @@ enum ConsolePage {
             const actions = el("td");
             if (accessory.state === "awaitingAuthorization") {
               const authorize = el("button", "Authorize", { type: "button", class: "authorize" });
-              authorize.onclick = () => request("accessory/authorize", { id: accessory.id });
+              authorize.onclick = () => request("\(RequestName.authorize.name)", { id: accessory.id });
               actions.append(authorize);
             }
             const renameRow = el("div", null, { class: "row" });
             const nameInput = bind(el("input", null, { class: "rename-name", placeholder: "New name", maxlength: "128" }), accessory.id, "name");
             const rename = el("button", "Rename", { type: "button", class: "rename" });
             rename.onclick = async () => {
-              const answer = await request("accessory/rename", { id: accessory.id, name: nameInput.value });
+              const answer = await request("\(RequestName.rename.name)", { id: accessory.id, name: nameInput.value });
               if (answer && answer.status === "ok") draft(accessory.id).name = "";
             };
             renameRow.append(nameInput, rename);
@@ -180,13 +182,13 @@ enum ConsolePage {
               if (irk.value) body.irk = irk.value;
               if (key.value) body.encryption_key = key.value;
               irk.value = ""; key.value = ""; draft(accessory.id).irk = ""; draft(accessory.id).key = "";
-              request("accessory/keys", body);
+              request("\(RequestName.keys.name)", body);
             };
             keysRow.append(irk, key, setKeys);
             const remove = el("button", draft(accessory.id).armed ? "Really remove?" : "Remove", { type: "button", class: "remove danger" });
             remove.onclick = () => {
               // Two clicks: a removal cannot be undone (the accessory must be paired again).
-              if (draft(accessory.id).armed) { draft(accessory.id).armed = false; request("accessory/remove", { id: accessory.id }); return; }
+              if (draft(accessory.id).armed) { draft(accessory.id).armed = false; request("\(RequestName.remove.name)", { id: accessory.id }); return; }
               draft(accessory.id).armed = true;
               remove.textContent = "Really remove?";
             };
@@ -221,9 +223,9 @@ enum ConsolePage {
         }
         $("picker-show").onclick = () => {
           const products = $("picker-products").value.split(",").map((name) => name.trim()).filter((name) => name);
-          request("picker/show", products.length ? { products } : {});
+          request("\(RequestName.showPicker.name)", products.length ? { products } : {});
         };
-        $("picker-dismiss").onclick = () => request("picker/dismiss", {});
+        $("picker-dismiss").onclick = () => request("\(RequestName.dismissPicker.name)", {});
         $("select-form").addEventListener("submit", async (event) => {
           event.preventDefault();
           if (!state.selected) return;
@@ -232,7 +234,7 @@ enum ConsolePage {
             irk: "select-irk", encryption_key: "select-encryption" };
           for (const [key, id] of Object.entries(fields)) { if ($(id).value.trim()) body[key] = $(id).value.trim(); }
           $("select-irk").value = ""; $("select-encryption").value = "";
-          await request("picker/select", body);
+          await request("\(RequestName.selectCandidate.name)", body);
         });
         function renderGateways(gateways) {
           const list = Array.isArray(gateways) ? gateways : [];

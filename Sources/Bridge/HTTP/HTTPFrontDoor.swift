@@ -1,3 +1,4 @@
+import AccessoryKit
 import Configuration
 import HTTPServer
 import JSON
@@ -97,7 +98,7 @@ final class HTTPFrontDoor: Sendable {
         if let credentials = Self.bearerCredentials(request.header("authorization")) { offered.append(credentials) }
         for part in (request.header("cookie") ?? "").split(separator: ";") {
             let pair = part.split(separator: "=", maxSplits: 1)
-            if pair.count == 2, pair[0].trimmingSpaces == Self.tokenCookie { offered.append(String(pair[1]).removingPercentEncoding) }
+            if pair.count == 2, pair[0].trimmingWhitespace == Self.tokenCookie { offered.append(String(pair[1]).removingPercentEncoding) }
         }
         return offered.contains { Self.constantTimeEqual(Array($0.utf8), Array(token.revealed.utf8)) }
     }
@@ -129,15 +130,6 @@ final class HTTPFrontDoor: Sendable {
         .full(
             status: status, contentType: "application/json", body: Payloads().response(.failure(error), transaction: nil).bytes,
             headers: [])
-    }
-}
-
-extension Substring {
-    fileprivate var trimmingSpaces: Substring {
-        var text = self
-        while text.first == " " { text.removeFirst() }
-        while text.last == " " { text.removeLast() }
-        return text
     }
 }
 

@@ -32,14 +32,11 @@ extension HTTPReply {
     /// `bridge/response/<name>` would carry) with the status its result says, or `status`
     /// (421 for a request another instance of the cluster answers).
     func answer(_ result: Result<JSONValue, ResponseError>, body: JSONValue, status: Int? = nil) {
-        let code: Int
-        switch result {
-        case .success: code = 200
-        case .failure(let error) where error.code == "invalidRequest": code = 400
-        case .failure(let error) where error.code == "unknown": code = 500
-        // The request was understood but the bridge's state refuses it (not a candidate, not capable, ...).
-        case .failure: code = 409
-        }
+        let code =
+            switch result {
+            case .success: 200
+            case .failure(let error): error.kind.httpStatus
+            }
         answer(.full(status: status ?? code, contentType: "application/json", body: body.bytes, headers: []))
     }
 }

@@ -1,3 +1,5 @@
+import AccessoryKit
+
 /// Something a heard gateway cannot do that makes the bridge useless through it, as
 /// household.md ("What gateways and advertisements really say") names them: shown under the
 /// gateway on `bridge/gateways`, logged once when it appears, and Home Assistant's per-node
@@ -21,7 +23,7 @@ enum GatewayProblem: String, Hashable, Sendable, CaseIterable {
         case .espresenseNeedsIRK:
             "ESPresense never forwards Apple proximity frames and reports an Apple accessory only by its IRK: add the IRK of "
                 + (needingIRK.isEmpty ? "each Apple accessory" : needingIRK.joined(separator: ", "))
-                + " to known_irks, and give it to aabridge (accessory/keys)"
+                + " to known_irks, and give it to aabridge (\(RequestName.keys.name))"
         }
     }
 }

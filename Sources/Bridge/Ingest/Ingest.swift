@@ -404,7 +404,7 @@ struct Ingest {
     /// - Returns: the accessory (or the address itself), how it was found, and the accessory's
     ///   product and keys when it is a known one (looked up once for the whole message).
     private mutating func attribute(
-        _ advertisement: Advertisement, pairing: AppleProximityPairing?, at now: Timestamp, outcome: inout IngestOutcome
+        _ advertisement: Advertisement, pairing: ProximityPairing?, at now: Timestamp, outcome: inout IngestOutcome
     ) -> Attribution {
         let address = advertisement.address
         // ESPresense resolved the address itself with a key in its known_irks, and says which.
@@ -463,7 +463,7 @@ struct Ingest {
     /// is; one in an order not confirmed yet only from an advertisement of the accessory's model
     /// when it is known to advertise one (Apple proximity pairing), from any otherwise (the
     /// sighting then says which order matched).
-    private func irkAttribution(_ resolved: ResolvedKey, pairing: AppleProximityPairing?) -> Attribution? {
+    private func irkAttribution(_ resolved: ResolvedKey, pairing: ProximityPairing?) -> Attribution? {
         let advertiser = engine.advertiser(resolved.id)
         guard advertiser?.keys.irkOrder == .notYet else { return Attribution(resolved.id, .irk, advertiser) }
         if let model = engine.trace(of: resolved.id).profile?.model, pairing?.model != model { return nil }
@@ -476,7 +476,7 @@ struct Ingest {
     /// accessory: tracked as a look-alike, and the accessory it is re-attached to when the
     /// rules single one out (``LookalikeTracker``).
     private mutating func lookalike(
-        _ address: BluetoothAddress, pairing: AppleProximityPairing, advertisement: Advertisement, at now: Timestamp,
+        _ address: BluetoothAddress, pairing: ProximityPairing, advertisement: Advertisement, at now: Timestamp,
         outcome: inout IngestOutcome
     ) -> BluetoothAddress? {
         guard lookalikes.isLooking else { return nil }

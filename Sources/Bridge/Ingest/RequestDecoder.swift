@@ -17,13 +17,8 @@ import JSON
 /// object, lacks a required key or has one of the wrong type is refused here with
 /// `invalidRequest` and a message naming the key, before the engine sees anything.
 public enum RequestDecoder {
-    /// Every request name of mqtt-api.md.
-    public static let names: Set<String> = [
-        "picker/show", "picker/select", "picker/finish_discovery", "picker/dismiss",
-        "accessory/authorize", "accessory/fail_authorization", "accessory/rename", "accessory/remove",
-        "accessory/register", "accessory/current", "accessory/invalidate", "accessory/keys", "accessory/home_sources",
-        "accessory/alias", "accessory/reattach", "source/name", "health",
-    ]
+    /// Every request name of mqtt-api.md, as text (``RequestName``'s raw values).
+    public static let names: Set<String> = Set(RequestName.allCases.map(\.name))
 
     /// The outcome of decoding: the bridge's own `health` request, or one for the engine.
     public enum Decoded: Hashable, Sendable {
@@ -31,9 +26,10 @@ public enum RequestDecoder {
         case engine(Request)
     }
 
-    /// Whether a request name belongs to AccessoryControlDevice (its errors use that domain).
+    /// Whether a request name belongs to AccessoryControlDevice (its errors use that domain);
+    /// false for a name that is no request.
     public static func isAccessoryControl(_ name: String) -> Bool {
-        name == "accessory/register" || name == "accessory/current" || name == "accessory/invalidate"
+        RequestName(rawValue: name)?.isAccessoryControl ?? false
     }
 
     public static func decode(name: String, payload: JSONValue) -> Result<Decoded, ResponseError> {
@@ -42,12 +38,12 @@ public enum RequestDecoder {
             .failure(.invalidRequest(message, accessoryControl: control))
         }
         guard case .object = payload else { return invalid("the payload must be a JSON object") }
-        guard names.contains(name) else {
+        guard let request = RequestName(rawValue: name) else {
             return invalid("unknown request '\(name)'; known: \(names.sorted().joined(separator: ", "))")
         }
         do throws(DecodeError) {
-            switch name {
-            case "picker/show":
+            switch request {
+            case .showPicker:
                 var products: [String]?
                 if let value = payload["products"], !value.isNull {
                     products = try strings(value, key: "products")
@@ -66,23 +62,23 @@ public enum RequestDecoder {
                     }
                 }
                 return .success(.engine(.showPicker(products: products, timeout: timeout)))
-            case "picker/select":
+            case .selectCandidate:
                 let id = try address(payload, "id")
                 let name = try displayName(payload)
                 let keys = AccessoryKeys(
                     irk: try keyChange(payload, "irk").applied(to: nil),
                     encryptionKey: try keyChange(payload, "encryption_key").applied(to: nil))
                 return .success(.engine(.selectCandidate(id, name: name, keys: keys, sources: try setupSources(payload))))
-            case "picker/finish_discovery": return .success(.engine(.finishDiscovery))
-            case "picker/dismiss": return .success(.engine(.dismissPicker))
-            case "accessory/authorize": return .success(.engine(.authorize(try address(payload, "id"))))
-            case "accessory/fail_authorization": return .success(.engine(.failAuthorization(try address(payload, "id"))))
-            case "accessory/rename":
+            case .finishDiscovery: return .success(.engine(.finishDiscovery))
+            case .dismissPicker: return .success(.engine(.dismissPicker))
+            case .authorize: return .success(.engine(.authorize(try address(payload, "id"))))
+            case .failAuthorization: return .success(.engine(.failAuthorization(try address(payload, "id"))))
+            case .rename:
                 let id = try address(payload, "id")
                 guard let name = try displayName(payload) else { throw DecodeError("'name' is required") }
                 return .success(.engine(.rename(id, name: name)))
-            case "accessory/remove": return .success(.engine(.remove(try address(payload, "id"))))
-            case "accessory/register":
+            case .remove: return .success(.engine(.remove(try address(payload, "id"))))
+            case .register:
                 let id = try address(payload, "id")
                 guard let value = payload["capabilities"] else { throw DecodeError("'capabilities' is required") }
                 let request = RegistrationRequest(
@@ -91,24 +87,24 @@ public enum RequestDecoder {
                     primarySource: try optionalString(payload, "primary_source"),
                     secondarySource: try optionalString(payload, "secondary_source"))
                 return .success(.engine(.register(id, request)))
-            case "accessory/current": return .success(.engine(.current(try address(payload, "id"))))
-            case "accessory/invalidate": return .success(.engine(.invalidate(try address(payload, "id"))))
-            case "accessory/keys":
+            case .current: return .success(.engine(.current(try address(payload, "id"))))
+            case .invalidate: return .success(.engine(.invalidate(try address(payload, "id"))))
+            case .keys:
                 let id = try address(payload, "id")
                 return .success(
                     .engine(.setKeys(id, irk: try keyChange(payload, "irk"), encryptionKey: try keyChange(payload, "encryption_key"))))
-            case "accessory/home_sources":
+            case .homeSources:
                 return .success(.engine(.setHomeSources(try address(payload, "id"), try homeSources(payload))))
-            case "accessory/alias":
+            case .alias:
                 let id = try address(payload, "id")
                 guard payload["address"] != nil else { throw DecodeError("'address' is required (null removes the alias)") }
                 return .success(.engine(.setAlias(id, try optionalAddress(payload, "address"))))
-            case "accessory/reattach":
+            case .reattach:
                 return .success(.engine(.reattach(try address(payload, "id"), address: try address(payload, "address"))))
-            case "source/name":
+            case .nameSource:
                 let source = try address(payload, "address")
                 return .success(.engine(.nameSource(source, try sourceName(payload))))
-            default: return .success(.health)
+            case .health: return .success(.health)
             }
         } catch {
             return invalid(error.message)

@@ -44,7 +44,7 @@ struct RotationFollower {
             self.battery = battery
         }
 
-        init(_ pairing: AppleProximityPairing) {
+        init(_ pairing: ProximityPairing) {
             // The nibbles as the earbuds' layout reads them: profiles are only compared for the same
             // model, so the layout cannot differ between them, and no catalogue lookup is needed.
             self.init(model: pairing.model, colour: pairing.colour, battery: pairing.battery(.pods))
@@ -196,7 +196,7 @@ struct RotationFollower {
             return report(
                 address, now: now,
                 "new address \(address) (\(Self.name(profile.model))) fits \(fitting.count) accessories "
-                    + "(\(fitting.map(\.description).joined(separator: ", "))): not followed; give each an IRK (accessory/keys)")
+                    + "(\(fitting.map(\.description).joined(separator: ", "))): not followed; give each an IRK (\(RequestName.keys.name))")
         }
         let track = tracks[id]!
         let rivals = candidates.filter { $0.key != address && fits(track, $0.value, now: now) }.keys.sorted()
@@ -204,7 +204,8 @@ struct RotationFollower {
             return report(
                 address, now: now,
                 "accessory \(id) (\(Self.name(profile.model))) fits \(rivals.count + 1) new addresses "
-                    + "(\(([address] + rivals).map(\.description).joined(separator: ", "))): not followed; give it an IRK (accessory/keys)")
+                    + "(\(([address] + rivals).map(\.description).joined(separator: ", "))): not followed; give it an IRK (\(RequestName.keys.name))"
+            )
         }
         candidates[address] = nil
         heard(id, at: address, profile: profile, gateway: gateway, now: now)

@@ -28,10 +28,7 @@ struct PairingForm: Hashable, Sendable {
     }
 
     /// A decoded `bridge/pairing/set` message: the action, or the error it is answered with.
-    struct Command: Sendable {
-        var transaction: JSONValue?
-        var decoded: Result<Action, ResponseError>
-    }
+    typealias Command = FormCommand<Action>
 
     /// The request name the form's answers and refusals use (`bridge/response/pairing/set`,
     /// `bridge/last_response`); "Pair" itself is answered as `picker/select`.
@@ -48,32 +45,25 @@ struct PairingForm: Hashable, Sendable {
         var members: [(String, JSONValue)] = []
         if let candidate { members.append(("id", .string(candidate.description))) }
         if let name { members.append(("name", .string(name))) }
-        if let transaction { members.append(("transaction", transaction)) }
-        let name = "picker/select"
-        return IncomingRequest(name: name, transaction: transaction, decoded: RequestDecoder.decode(name: name, payload: .object(members)))
+        return IncomingRequest(.selectCandidate, members: members, transaction: transaction)
     }
 
     /// Decodes a `bridge/pairing/set` payload: any of `candidate` (an address; `null`, `""`
     /// or `"none"` clears it) and `name` (1-128 characters once trimmed, as picker/select
     /// wants; `null` or blank clears it), or `"action":"pair"` alone. Refusals are the
     /// request API's `invalidRequest`, with a message naming the key.
-    static func decode(_ bytes: [UInt8]) -> Command {
-        func invalid(_ message: String, _ transaction: JSONValue? = nil) -> Command {
-            Command(transaction: transaction, decoded: .failure(.invalidRequest(message, accessoryControl: false)))
-        }
-        let message: FormMessage
-        switch FormMessage.parse(bytes) {
-        case .success(let parsed): message = parsed
-        case .failure(let error): return Command(transaction: nil, decoded: .failure(error))
-        }
+    static func decode(_ bytes: [UInt8]) -> Command { Command.decoding(bytes, command(in:)) }
+
+    /// What a message that is a JSON object asks for.
+    private static func command(in message: FormMessage) -> Command {
         let (payload, transaction, keys) = (message.payload, message.transaction, message.keys)
         if let action = payload["action"] {
-            guard action.stringValue == "pair" else { return invalid("'action' must be \"pair\"", transaction) }
-            guard keys == ["action"] else { return invalid("'action' takes no other keys", transaction) }
+            guard action.stringValue == "pair" else { return Command.invalid("'action' must be \"pair\"", transaction) }
+            guard keys == ["action"] else { return Command.invalid("'action' takes no other keys", transaction) }
             return Command(transaction: transaction, decoded: .success(.pair))
         }
         guard !keys.isEmpty, keys.isSubset(of: ["candidate", "name"]) else {
-            return invalid("expected 'candidate' and/or 'name', or 'action'", transaction)
+            return Command.invalid("expected 'candidate' and/or 'name', or 'action'", transaction)
         }
         var candidate = Update<BluetoothAddress>.keep
         var name = Update<String>.keep
@@ -94,7 +84,7 @@ struct PairingForm: Hashable, Sendable {
                 }
             }
         } catch {
-            return invalid(error.message, transaction)
+            return Command.invalid(error.message, transaction)
         }
         return Command(transaction: transaction, decoded: .success(.fill(candidate: candidate, name: name)))
     }

@@ -70,7 +70,7 @@ public struct Payloads: Sendable {
             "battery": battery(status.battery),
             "last_seen": status.lastSeen.map { .string(ISO8601.string($0)) } ?? .null,
             "last_error": status.lastError.map { accessoryError($0, at: nil) } ?? .null,
-            "address": Self.address(status.address),
+            "address": Self.address(status.heardFrom),
             "identity": .string(status.identity.rawValue),
             "keys": keys(status.keys),
             "model": .string(status.model),

@@ -151,7 +151,7 @@ final class Publisher {
             if let error {
                 diagnostics.logger.warning(
                     "accessory \(id): \(why); registering it again failed (\(error.code.rawValue): \(error.message)); "
-                        + "send accessory/register")
+                        + "send \(RequestName.register.name)")
             } else {
                 let what = reason == .invalidated ? "with its last configuration" : "without placement (routed while available)"
                 diagnostics.logger.info("accessory \(id): \(why); registered it again \(what) (auto_register)")

@@ -24,10 +24,7 @@ struct ReattachForm: Hashable, Sendable {
     }
 
     /// A decoded `bridge/reattach/set` message: the action, or the error it is answered with.
-    struct Command: Sendable {
-        var transaction: JSONValue?
-        var decoded: Result<Action, ResponseError>
-    }
+    typealias Command = FormCommand<Action>
 
     /// The request name the form's answers and refusals use (`bridge/response/reattach/set`,
     /// `bridge/last_response`); "Re-attach" itself is answered as `accessory/reattach`.
@@ -51,33 +48,26 @@ struct ReattachForm: Hashable, Sendable {
     func reattachRequest(_ id: BluetoothAddress, transaction: JSONValue?) -> IncomingRequest {
         var members: [(String, JSONValue)] = [("id", .string(id.description))]
         if let address = choices[id] { members.append(("address", .string(address.description))) }
-        if let transaction { members.append(("transaction", transaction)) }
-        let name = "accessory/reattach"
-        return IncomingRequest(name: name, transaction: transaction, decoded: RequestDecoder.decode(name: name, payload: .object(members)))
+        return IncomingRequest(.reattach, members: members, transaction: transaction)
     }
 
     /// Decodes a `bridge/reattach/set` payload: `id` (an accessory) with either `lookalike` (an
     /// address; `null`, `""`, `"none"` or `"(none)"` clears it) or `"action":"reattach"`.
     /// Refusals are the request API's `invalidRequest`, with a message naming the key.
-    static func decode(_ bytes: [UInt8]) -> Command {
-        func invalid(_ message: String, _ transaction: JSONValue? = nil) -> Command {
-            Command(transaction: transaction, decoded: .failure(.invalidRequest(message, accessoryControl: false)))
-        }
-        let message: FormMessage
-        switch FormMessage.parse(bytes) {
-        case .success(let parsed): message = parsed
-        case .failure(let error): return Command(transaction: nil, decoded: .failure(error))
-        }
+    static func decode(_ bytes: [UInt8]) -> Command { Command.decoding(bytes, command(in:)) }
+
+    /// What a message that is a JSON object asks for.
+    private static func command(in message: FormMessage) -> Command {
         let (payload, transaction, keys) = (message.payload, message.transaction, message.keys.subtracting(["id"]))
         do throws(RequestDecoder.DecodeError) {
             let id = try RequestDecoder.address(payload, "id")
             if let action = payload["action"] {
-                guard action.stringValue == "reattach" else { return invalid("'action' must be \"reattach\"", transaction) }
-                guard keys == ["action"] else { return invalid("'action' takes no other keys than 'id'", transaction) }
+                guard action.stringValue == "reattach" else { return Command.invalid("'action' must be \"reattach\"", transaction) }
+                guard keys == ["action"] else { return Command.invalid("'action' takes no other keys than 'id'", transaction) }
                 return Command(transaction: transaction, decoded: .success(.reattach(id)))
             }
             guard keys == ["lookalike"], let value = payload["lookalike"] else {
-                return invalid("expected 'lookalike' or 'action' with 'id'", transaction)
+                return Command.invalid("expected 'lookalike' or 'action' with 'id'", transaction)
             }
             if value.isNull || ["", "none", noChoice].contains(value.stringValue) {
                 return Command(transaction: transaction, decoded: .success(.choose(id, lookalike: nil)))
@@ -85,7 +75,7 @@ struct ReattachForm: Hashable, Sendable {
             return Command(
                 transaction: transaction, decoded: .success(.choose(id, lookalike: try RequestDecoder.address(payload, "lookalike"))))
         } catch {
-            return invalid(error.message, transaction)
+            return Command.invalid(error.message, transaction)
         }
     }
 }

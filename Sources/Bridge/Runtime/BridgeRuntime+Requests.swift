@@ -39,7 +39,7 @@ extension BridgeRuntime {
             // An AccessoryControlDevice failure is also among the outputs (accessory/<ID>/error),
             // where publishing it counted it already: one error, counted once.
             if case .reattach(let id, let address) = engineRequest, case .success = outcome.result {
-                logger.announce("re-attached accessory \(id) to \(address) (accessory/reattach)")
+                logger.announce("re-attached accessory \(id) to \(address) (\(RequestName.reattach.name))")
             }
             let counted = outcome.outputs.contains { if case .accessoryError = $0 { true } else { false } }
             respond(request, publisher.responseBody(outcome.result), to: answer, countError: !counted)

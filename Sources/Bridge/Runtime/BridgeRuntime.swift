@@ -317,7 +317,8 @@ public final class BridgeRuntime {
         where !entry.keys.isEmpty && engine.status(of: entry.migration.id) == nil {
             logger.warning(
                 "accessories[\(index)]: \(entry.migration.id) is not paired (removed, or added to the file after the first start), "
-                    + "so its keys are not used; pair it from the picker with picker/select, then set them with accessory/keys")
+                    + "so its keys are not used; pair it from the picker with \(RequestName.selectCandidate.name), then set them with \(RequestName.keys.name)"
+            )
         }
         // Only its owner removes it: a single bridge. In a cluster nothing is owned yet at
         // activation, so no instance does (the example predates cluster mode).
@@ -330,7 +331,7 @@ public final class BridgeRuntime {
     /// Removes the accessory an earlier config/aabridge.yaml planted (``ShippedPhantom``), as
     /// `accessory/remove` would; when it cannot be stored, the next start tries again.
     private func removeShippedPhantom(_ id: BluetoothAddress) async {
-        if let error = await perform(.request(.remove(id), name: "accessory/remove"), at: clock()).notStored {
+        if let error = await perform(.request(.remove(id), name: RequestName.remove.name), at: clock()).notStored {
             logger.warning("could not remove \(ShippedPhantom.name) (\(id)), the example accessory: \(error.message)")
         } else {
             logger.info(

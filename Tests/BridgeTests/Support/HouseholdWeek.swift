@@ -219,7 +219,7 @@ final class HouseholdWeek {
         {
             var attributed = "-"
             if case .telemetry(.sighting(let sighting), _, _) = outcome.effect {
-                attributed = "\(sighting.address) \(sighting.attribution)"
+                attributed = "\(sighting.accessoryID) \(sighting.attribution)"
             }
             print(
                 "TRACE \(now / Self.day) \(now % Self.day / 3600):\(now % 3600 / 60):\(now % 60) \(pairs[index].name) \(address) @\(gateway) -> \(attributed) \(outcome.notice?.message ?? "") \(outcome.announcement ?? "")"
@@ -232,7 +232,7 @@ final class HouseholdWeek {
             return
         }
         await perform(.telemetry(input, context: context), at: now)
-        let attributedTo = core.view.knows(sighting.address) ? sighting.address : nil
+        let attributedTo = core.view.knows(sighting.accessoryID) ? sighting.accessoryID : nil
         observe(index, attributedTo: attributedTo, at: now)
     }
 

@@ -44,7 +44,7 @@ enum HomeAssistantFixtures {
         worn: true, sources: [phone, tv], routes: [phone], available: true, rssi: -61, gateway: "kitchen",
         battery: Battery(left: 80, right: 75, chargingCase: 40, leftCharging: true, rightCharging: false),
         lastSeen: Timestamp(milliseconds: 1_780_000_000_000),
-        address: BluetoothAddress(rawValue: 0x4A12_3456_789A), identity: .irk, keys: KeyPresence(irk: true, encryptionKey: false),
+        heardFrom: BluetoothAddress(rawValue: 0x4A12_3456_789A), identity: .irk, keys: KeyPresence(irk: true, encryptionKey: false),
         model: "AirPods Pro (2nd generation)", room: "kitchen", homeSources: [phone], alias: BluetoothAddress("A1:B2:C3:D4:E5:AA")!)
 
     /// Registered for placement, never worn or placed yet, no battery, invalidated with an error.

@@ -31,7 +31,7 @@ import AccessoryKit
 /// A device whose `info` has no usable key is kept, with the reason (``Problem``), so that the
 /// caller can say why it was not imported; a file or directory that cannot be read at all is an
 /// error naming its path (``ReadError``), since silently skipping it would hide a pairing.
-public struct BlueZPairingStore: Sendable {
+public struct BlueZPairings: Sendable {
     /// Where BlueZ keeps its pairings (`STORAGEDIR`, configurable when BlueZ is built).
     public static let defaultDirectory = "/var/lib/bluetooth"
 
@@ -90,7 +90,7 @@ public struct BlueZPairingStore: Sendable {
         case malformedKey
         /// `Key` is all zeros, which the Core Specification uses for "no IRK".
         case zeroKey
-        /// The `info` file is larger than ``BlueZPairingStore/maximumInfoSize``.
+        /// The `info` file is larger than ``BlueZPairings/maximumInfoSize``.
         case tooLarge
 
         public var description: String {
@@ -99,7 +99,7 @@ public struct BlueZPairingStore: Sendable {
             case .noKey: "no [IdentityResolvingKey] in its info file (it gave BlueZ no IRK when it paired)"
             case .malformedKey: "[IdentityResolvingKey] Key is not 32 hex digits"
             case .zeroKey: "[IdentityResolvingKey] Key is all zeros (no IRK)"
-            case .tooLarge: "its info file is larger than \(BlueZPairingStore.maximumInfoSize) bytes: not a BlueZ info file"
+            case .tooLarge: "its info file is larger than \(BlueZPairings.maximumInfoSize) bytes: not a BlueZ info file"
             }
         }
     }
@@ -142,7 +142,7 @@ public struct BlueZPairingStore: Sendable {
     public static func read(
         directory: String = defaultDirectory, adapter: BluetoothAddress? = nil
     ) throws(ReadError)
-        -> BlueZPairingStore
+        -> BlueZPairings
     {
         var adapters = try addressDirectories(in: directory)
         if let adapter {
@@ -169,7 +169,7 @@ public struct BlueZPairingStore: Sendable {
                         identityResolvingKey: fields.key, infoPath: infoPath))
             }
         }
-        return BlueZPairingStore(directory: directory, adapters: adapters, devices: devices)
+        return BlueZPairings(directory: directory, adapters: adapters, devices: devices)
     }
 
     /// The name, alias and IRK of one `info` file's bytes.
@@ -183,15 +183,15 @@ public struct BlueZPairingStore: Sendable {
         var alias: String?
         var keyText: String?
         for rawLine in bytes.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: true) {
-            let line = trimmed(String(decoding: rawLine, as: UTF8.self))
+            let line = String(String(decoding: rawLine, as: UTF8.self).trimmingWhitespace)
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.hasPrefix("[") {
                 if line.hasSuffix("]") { group = String(line.dropFirst().dropLast()) }
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else { continue }
-            let key = trimmed(String(line[..<equals]))
-            let value = trimmed(String(line[line.index(after: equals)...]))
+            let key = String(line[..<equals].trimmingWhitespace)
+            let value = String(line[line.index(after: equals)...].trimmingWhitespace)
             switch (group, key) {
             case ("General", "Name"): name = unescaped(value)
             case ("General", "Alias"): alias = unescaped(value)
@@ -277,12 +277,6 @@ public struct BlueZPairingStore: Sendable {
         String(cString: strerror(code))
     }
 
-    static func trimmed(_ text: String) -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\r" }
-        guard let start = text.firstIndex(where: { !isSpace($0) }), let end = text.lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(text[start...end])
-    }
-
     /// GLib key-file escapes in a string value: `\s` (a leading space), `\n`, `\t`, `\r`, `\\`.
     static func unescaped(_ value: String) -> String {
         guard value.contains("\\") else { return value }
@@ -310,7 +304,7 @@ public struct BlueZPairingStore: Sendable {
     }
 }
 
-/// `read(2)`, named apart: inside the type, `read` is ``BlueZPairingStore/read(directory:adapter:)``.
+/// `read(2)`, named apart: inside the type, `read` is ``BlueZPairings/read(directory:adapter:)``.
 private func readBytes(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
     read(descriptor, buffer, count)
 }

@@ -25,7 +25,7 @@ import AccessoryKit
 /// A message public decoders refuse, or whose bytes contradict themselves, is refused
 /// (``Malformation``) rather than decoded: the gateway parsers reject the advertisement, counted
 /// with the reason. Batteries are laid out by model (``battery``, ``AppleModel/Batteries``).
-public struct AppleProximityPairing: Hashable, Sendable {
+public struct ProximityPairing: Hashable, Sendable {
     /// Why manufacturer data is not a decodable proximity-pairing message.
     public enum DecodingError: Error, Hashable, Sendable {
         /// The company identifier is not Apple's 0x004C.
