@@ -33,6 +33,7 @@ enum Command {
                        (--config PATH --bluetooth-dir DIR --adapter ADDR --device ADDR --id ID --dry-run)
           report-sources  on a Linux desktop: tell the running bridge which accessories are connected to it
                        (--config PATH --source ADDR --interval S --bluetoothctl PATH --once)
+          addon-config write the Home Assistant add-on's configuration from its options (--options --mqtt --template --output)
           version      print the version
 
         options:
@@ -75,6 +76,8 @@ enum Command {
             return await HealthcheckCommand.run(options: options)
         case "report-sources":
             return await ReportSourcesCommand.run(options: options)
+        case "addon-config":
+            return AddonConfigCommand.run(options: options)
         default:
             printError("aabridge: unknown command '\(name)'\n\n\(usage)")
             return 2
@@ -84,14 +87,15 @@ enum Command {
     /// The options each command accepts that take a value.
     static let acceptedOptions: [String: [String]] = [
         "run": ["--config"], "validate": ["--config"], "simulate": ["--config", "--scenario"], "healthcheck": ["--config"],
-        "report-sources": ReportSourcesCommand.valueOptions, "version": [], "--version": [],
+        "report-sources": ReportSourcesCommand.valueOptions, "addon-config": AddonConfigCommand.valueOptions, "version": [],
+        "--version": [],
     ]
 
     /// The options each command accepts that take no value.
     static let acceptedFlags: [String: [String]] = ["report-sources": ReportSourcesCommand.flags]
 
     /// A command's own usage, printed instead of the general one for its `--help` and its usage errors.
-    static let commandUsage: [String: String] = ["report-sources": ReportSourcesCommand.usage]
+    static let commandUsage: [String: String] = ["report-sources": ReportSourcesCommand.usage, "addon-config": AddonConfigCommand.usage]
 
     /// What is wrong with a command's options, or nil: an option the command does not know
     /// (a typo must not silently fall back to the default file), an option without its value,
