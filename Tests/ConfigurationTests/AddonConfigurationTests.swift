@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 import TestSupport
 import Testing
 
@@ -108,5 +109,55 @@ struct AddonConfigurationTests {
         }
         #expect(entries.map { $0.value.scalar?.value } == texts)
         #expect(entries.allSatisfy { $0.value.scalar?.isNull == false }, "a quoted null is a text")
+    }
+
+    /// A node of config.yaml as the Supervisor would write it into options.json.
+    static func json(_ node: YAMLNode) -> JSONValue {
+        switch node.content {
+        case .mapping(let entries): .object(entries.map { ($0.key.scalar?.value ?? "", json($0.value)) })
+        case .sequence(let items): .array(items.map(json))
+        case .scalar(let scalar):
+            if scalar.style == .plain, scalar.value == "true" || scalar.value == "false" {
+                .bool(scalar.value == "true")
+            } else if scalar.style == .plain, let number = Int(scalar.value) {
+                .int(number)
+            } else {
+                .string(scalar.value)
+            }
+        }
+    }
+
+    static func section(_ root: YAMLNode, _ key: String) -> YAMLNode? {
+        guard case .mapping(let entries) = root.content else { return nil }
+        return entries.first { $0.key.scalar?.value == key }?.value
+    }
+
+    /// The values of a `list(a|b|c)` schema entry.
+    static func choices(_ node: YAMLNode?) -> [String] {
+        guard let text = node?.scalar?.value, text.hasPrefix("list("), text.hasSuffix(")") else { return [] }
+        return text.dropFirst(5).dropLast().split(separator: "|").map(String.init)
+    }
+
+    @Test("config.yaml: its default options make a valid configuration, its schema's choices are the bridge's own")
+    func addonFile() throws {
+        let text = try String(contentsOfFile: Repository.file("ha-addon/aabridge/config.yaml"), encoding: .utf8)
+        let root = try #require(try YAMLParser().parse(text))
+        let options = try #require(Self.section(root, "options"))
+        let yaml = try Self.make(Self.json(options).serialized).get()
+        let configuration = try ConfigurationLoader.load(yaml: yaml, hostname: "h").get()
+        let shipped = try ConfigurationLoader.load(path: Repository.file("config/aabridge.yaml"), environment: [:], hostname: "h").get()
+        #expect(configuration.products.map(\.name) == shipped.products.map(\.name), "by default every shipped product")
+        #expect(configuration.gateways == shipped.gateways, "by default the shipped gateways")
+        let schema = try #require(Self.section(root, "schema"))
+        let products = try #require(Self.section(schema, "products"))
+        guard case .sequence(let entries) = products.content else { throw ConfigurationErrors(file: "config.yaml", issues: []) }
+        #expect(Self.choices(entries.first) == shipped.products.map(\.name))
+        guard case .sequence(let gateways)? = Self.section(schema, "gateways")?.content, let gateway = gateways.first else {
+            throw ConfigurationErrors(file: "config.yaml", issues: [])
+        }
+        #expect(Self.choices(Self.section(gateway, "format")) == GatewayConfiguration.Format.allCases.map(\.rawValue))
+        let identity = try #require(Self.section(schema, "identity"))
+        #expect(Self.choices(Self.section(identity, "reattach")) == IdentityConfiguration.Reattach.allCases.map(\.rawValue))
+        #expect(Self.choices(Self.section(schema, "log_level")) == LogConfiguration.Level.allCases.map(\.rawValue))
     }
 }
