@@ -146,7 +146,9 @@ class IngressProxy:
                             break
                         self.wfile.write(chunk)
                         self.wfile.flush()
-                except (BrokenPipeError, ConnectionResetError):
+                except (OSError, http.client.HTTPException):
+                    # The browser went away, or the bridge stopped in the middle of /events
+                    # (its chunked stream ends unfinished): the stream simply ends here too.
                     pass
                 finally:
                     connection.close()
