@@ -19,7 +19,7 @@ public final class HTTPServer: Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
 
     /// The headers a handler gets (others are not copied).
-    public static let readHeaders = ["authorization", "cookie", "origin", "host", "content-type", "accept"]
+    public static let readHeaders = ["authorization", "cookie", "origin", "host", "content-type", "accept", "x-ingress-path"]
 
     public let maximumBodyBytes: Int
     /// Seconds a connection may wait, idle, for its request's headers.

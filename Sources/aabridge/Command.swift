@@ -33,6 +33,7 @@ enum Command {
                        (--config PATH --bluetooth-dir DIR --adapter ADDR --device ADDR --id ID --dry-run)
           report-sources  on a Linux desktop: tell the running bridge which accessories are connected to it
                        (--config PATH --source ADDR --interval S --bluetoothctl PATH --once)
+          addon-config write the Home Assistant add-on's configuration from its options (--options --mqtt --template --output)
           version      print the version
 
         options:
@@ -48,6 +49,9 @@ enum Command {
         CommandDeclaration("healthcheck", options: [.config]) { await HealthcheckCommand.run(options: $0) },
         CommandDeclaration("report-sources", options: ReportSourcesCommand.options, usage: ReportSourcesCommand.usage) {
             await ReportSourcesCommand.run(options: $0)
+        },
+        CommandDeclaration("addon-config", options: AddonConfigCommand.options, usage: AddonConfigCommand.usage) {
+            AddonConfigCommand.run(options: $0)
         },
         CommandDeclaration("version", "--version", options: []) { _ in
             print("aabridge \(BridgeModule.version) (libmosquitto \(libMosquittoVersion))")

@@ -1,4 +1,4 @@
-// aabridge: the executable. Subcommands: run | validate | simulate | healthcheck | keys import-bluez|fetch-airpods|import-macos | report-sources | version.
+// aabridge: the executable. Subcommands: run | validate | simulate | healthcheck | keys import-bluez|fetch-airpods|import-macos | report-sources | addon-config | version.
 #if canImport(FoundationEssentials)
     import FoundationEssentials
 #else

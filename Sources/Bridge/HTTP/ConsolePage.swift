@@ -11,22 +11,34 @@ import AccessoryKit
 /// is whatever its advertisement said). Keys are write-only: the page shows whether one is
 /// set, never a key. The script's request names are written into it from ``RequestName``.
 enum ConsolePage {
-    static let headers: [(String, String)] = [
-        // Only this page's own inline script and style, and requests to this server.
-        (
-            "Content-Security-Policy",
-            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; "
-                + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-        ),
-        ("Referrer-Policy", "no-referrer"),
-        ("X-Frame-Options", "DENY"),
-    ]
+    /// The response headers. `framed`: the page is shown through Home Assistant's ingress,
+    /// which puts it in an iframe of Home Assistant's own page (the same origin, as the browser
+    /// sees it); anything else may not frame it (clickjacking of the console's buttons).
+    static func headers(framed: Bool) -> [(String, String)] {
+        [
+            // Only this page's own inline script and style, and requests to this server.
+            (
+                "Content-Security-Policy",
+                "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; "
+                    + "base-uri 'none'; form-action 'none'; frame-ancestors \(framed ? "'self'" : "'none'")"
+            ),
+            ("Referrer-Policy", "no-referrer"),
+            ("X-Frame-Options", framed ? "SAMEORIGIN" : "DENY"),
+        ]
+    }
 
-    static let html: [UInt8] = Array((head + style + body + script).utf8)
+    /// The page served at `prefix`: "" when the browser reaches this server itself, an
+    /// ``IngressPath`` (already checked to hold only `/`, letters, digits, `_` and `-`, so it
+    /// needs no escaping in an attribute) behind Home Assistant's ingress. The script sends
+    /// its requests and sets its cookie below it, as the browser must name them.
+    static func html(prefix: String) -> [UInt8] {
+        prefix.isEmpty ? page : Array(("<!doctype html>\n<html lang=\"en\" data-base=\"\(prefix)\">\n" + rest).utf8)
+    }
+
+    private static let page: [UInt8] = Array(("<!doctype html>\n<html lang=\"en\">\n" + rest).utf8)
+    private static let rest = head + style + body + script
 
     private static let head = """
-        <!doctype html>
-        <html lang="en">
         <head>
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -97,6 +109,9 @@ enum ConsolePage {
         "use strict";
         const state = { accessories: [], picker: null, selected: null, drafts: {} };
         const $ = (id) => document.getElementById(id);
+        // Behind Home Assistant's ingress the page is at /api/hassio_ingress/<token>/ and so is
+        // everything it asks for: the server says where in data-base ("" when reached directly).
+        const base = document.documentElement.getAttribute("data-base") || "";
         function el(tag, text, attributes) {
           const node = document.createElement(tag);
           if (text !== undefined && text !== null) node.textContent = String(text);
@@ -112,7 +127,7 @@ enum ConsolePage {
         async function request(name, body) {
           let response;
           try {
-            response = await fetch("/api/request/" + name, {
+            response = await fetch(base + "/api/request/" + name, {
               method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body || {}),
               credentials: "same-origin" });
           } catch (error) { log(name + ": " + error); return null; }
@@ -126,7 +141,7 @@ enum ConsolePage {
         function askToken() { $("login").style.display = "block"; }
         $("login-form").addEventListener("submit", (event) => {
           event.preventDefault();
-          document.cookie = "aabridge_token=" + encodeURIComponent($("token").value) + "; path=/; SameSite=Strict";
+          document.cookie = "aabridge_token=" + encodeURIComponent($("token").value) + "; path=" + (base || "/") + "; SameSite=Strict";
           $("token").value = "";
           $("login").style.display = "none";
           connect();
@@ -272,9 +287,9 @@ enum ConsolePage {
         async function connect() {
           if (source) source.close();
           // EventSource says nothing about a 401: ask first.
-          const probe = await fetch("/metrics", { method: "GET", credentials: "same-origin" }).catch(() => null);
+          const probe = await fetch(base + "/metrics", { method: "GET", credentials: "same-origin" }).catch(() => null);
           if (probe && probe.status === 401) { askToken(); return; }
-          source = new EventSource("/events");
+          source = new EventSource(base + "/events");
           source.addEventListener("mqtt", (event) => {
             const message = JSON.parse(event.data);
             received(message.topic, message.payload);

@@ -31,7 +31,8 @@ final class HTTPFrontDoor: Sendable {
     }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
-        let path = request.path
+        let ingress = IngressPath.prefix(of: request)
+        let path = IngressPath.localPath(request.path, prefix: ingress)
         // First, on every path: without a token a page on another site must not read or
         // change anything, not even the page or the health check.
         if token == nil, let refusal = hostRule.refusal(for: request) { return .text(refusal.status, refusal.message) }
@@ -40,7 +41,12 @@ final class HTTPFrontDoor: Sendable {
         // (Docker's HEALTHCHECK, a probe) should not need one.
         if path == "/" || path == "/index.html" {
             guard request.method == "GET" || request.method == "HEAD" else { return Self.methodNotAllowed("GET") }
-            return .full(status: 200, contentType: "text/html; charset=utf-8", body: ConsolePage.html, headers: ConsolePage.headers)
+            // Framed only inside Home Assistant: the prefix came from a listed proxy. A browser
+            // cannot add the header to a navigation, so another site's frame never gets it.
+            let framed = ingress != nil && hostRule.isTrustedProxy(request.client)
+            return .full(
+                status: 200, contentType: "text/html; charset=utf-8", body: ConsolePage.html(prefix: ingress ?? ""),
+                headers: ConsolePage.headers(framed: framed))
         }
         if path == "/healthz" {
             guard request.method == "GET" || request.method == "HEAD" else { return Self.methodNotAllowed("GET") }

@@ -45,9 +45,15 @@ struct HostRule: Sendable {
         guard let host = request.header("host")?.lowercased(), !host.isEmpty else {
             return Refusal(status: 400, message: "a Host header is required\n")
         }
-        if trustedProxies.contains(where: { $0.contains(request.client) }) { return nil }
+        if isTrustedProxy(request.client) { return nil }
         if exact.contains(host) || anyPort.contains(Self.name(of: host)) { return nil }
         return Refusal(status: 403, message: "Host not served here (see http.allowed_hosts)\n")
+    }
+
+    /// Whether `client` (IPv4, host byte order) is a listed `http.allowed_clients` address that
+    /// is not this machine's loopback: a proxy such as Home Assistant's ingress.
+    func isTrustedProxy(_ client: UInt32) -> Bool {
+        trustedProxies.contains { $0.contains(client) }
     }
 
     /// `Origin` must be this server as the browser named it (`http://` or `https://` and the
