@@ -117,7 +117,12 @@ struct SimulatedHomeAssistantTests {
 
         // Removed with its button: the device's discovery is cleared.
         let staleRemove = try ha.component(airPods, "remove")
+        let beforeRemove = outcomes(observer)
         try await ha.press(airPods, "remove")
+        // Its own outcome first (the discovery is cleared before it is published), so that the
+        // stale press below is not answered by this one's.
+        let removed = await observer.waitFor(Self.lastResponse, after: beforeRemove) { $0["request"] == "accessory/remove" }
+        #expect(removed?["status"] == "ok", "\(String(describing: removed))")
         let cleared = await observer.messages.wait(timeout: .seconds(20)) { elements in
             elements.contains { $0.topic == ha.configTopic(airPods) && $0.payload.isEmpty }
         }

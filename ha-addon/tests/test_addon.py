@@ -410,8 +410,9 @@ def files_agree():
     addon = packages(read(os.path.join(ROOT, "ha-addon", "aabridge", "Dockerfile")))
     flat = lambda lists: [sorted(p for p in words if p != "\\") for words in lists]  # noqa: E731
     project, addon = flat(project), flat(addon)
-    check("the add-on builds with docker/Dockerfile's packages (its runtime adds only curl)",
-          len(project) == 2 and len(addon) == 2 and project[0] == addon[0] and sorted(project[1] + ["curl"]) == addon[1],
+    check("the add-on builds with docker/Dockerfile's packages (both stages add only curl, the build its CA certificates)",
+          len(project) == 2 and len(addon) == 2 and sorted(project[0] + ["curl", "ca-certificates"]) == addon[0]
+          and sorted(project[1] + ["curl"]) == addon[1],
           f"{project} vs {addon}")
     translations = read(os.path.join(ROOT, "ha-addon", "aabridge", "translations", "en.yaml"))
     schema = config.split("\nschema:\n", 1)[1]
