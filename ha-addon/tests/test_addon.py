@@ -284,11 +284,19 @@ def browse(url, artefacts):
 
 
 def descendants(pid):
+    # Every thread's children: buildah is a Go program, and whichever of its threads forks
+    # holds the child (the main thread's list alone missed aabridge in half the runs).
+    children = []
     try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            children = [int(child) for child in f.read().split()]
+        tasks = os.listdir(f"/proc/{pid}/task")
     except OSError:
         return []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/children") as f:
+                children += [int(child) for child in f.read().split()]
+        except OSError:
+            pass
     return children + [grandchild for child in children for grandchild in descendants(child)]
 
 
@@ -363,7 +371,7 @@ def good_options(bridge, workdir, broker, artefacts, browser):
             check("the picker was shown on MQTT", '"presented"' in broker.retained("aabridge/bridge/picker"))
         code = stop(proc)
         check("SIGTERM: aabridge (exec'd by the script) exits 0 and says offline", code == 0
-              and broker.retained("aabridge/bridge/state") == '{"state":"offline"}', f"exit {code}")
+              and broker.retained("aabridge/bridge/state") == '{"state":"offline"}', f"exit {code}; log: {read(log)[-1500:]}")
     finally:
         stop(proc)
         proxy.stop()
