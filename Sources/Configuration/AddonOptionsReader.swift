@@ -60,14 +60,9 @@ struct AddonOptionsReader {
     }
 
     private func shippedProducts() -> [(name: String, node: YAMLNode)] {
-        guard case .mapping(let entries) = shipped.content,
-            let section = entries.first(where: { $0.key.scalar?.value == "products" })?.value,
-            case .sequence(let items) = section.content
-        else { return [] }
+        guard case .sequence(let items)? = shipped.value(forKey: "products")?.content else { return [] }
         return items.compactMap { item in
-            guard case .mapping(let fields) = item.content,
-                let name = fields.first(where: { $0.key.scalar?.value == "name" })?.value.scalar?.value
-            else { return nil }
+            guard let name = item.value(forKey: "name")?.scalar?.value else { return nil }
             return (name, item)
         }
     }
@@ -136,14 +131,7 @@ struct AddonOptionsReader {
             entries.append(("reattach", YAMLWriter.string(known)))
         }
         // What the options do not set stays as shipped (lookalike_window_s).
-        if case .mapping(let top) = shipped.content,
-            case .mapping(let own)? = top.first(where: { $0.key.scalar?.value == "identity" })?.value.content
-        {
-            for entry in own where !entries.contains(where: { $0.0 == entry.key.scalar?.value }) {
-                if let key = entry.key.scalar?.value { entries.append((key, entry.value)) }
-            }
-        }
-        return YAMLWriter.mapping(entries)
+        return YAMLWriter.mapping(entries, over: shipped.value(forKey: "identity"))
     }
 
     private mutating func log() -> YAMLNode? {

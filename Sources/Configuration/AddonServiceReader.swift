@@ -46,7 +46,7 @@ struct AddonServiceReader {
             fail("services/mqtt.protocol", "the broker speaks MQTT \(proto.prefix(20)); aabridge needs 3.1.1 or 5")
             return nil
         }
-        var entries: [(String, YAMLNode)] = [
+        let entries: [(String, YAMLNode)] = [
             ("server", YAMLWriter.string("\(ssl ? "mqtts" : "mqtt")://\(host.contains(":") ? "[\(host)]" : host):\(port)")),
             ("user", data["username"]?.stringValue.map(YAMLWriter.string) ?? YAMLWriter.plain("null")),
             ("password", data["password"]?.stringValue.map(YAMLWriter.string) ?? YAMLWriter.plain("null")),
@@ -54,14 +54,7 @@ struct AddonServiceReader {
             ("version", YAMLWriter.plain("4")),
         ]
         // The rest as shipped (base topic, keepalive, reconnect), so the topics do not change.
-        if case .mapping(let top) = shipped.content,
-            case .mapping(let own)? = top.first(where: { $0.key.scalar?.value == "mqtt" })?.value.content
-        {
-            for entry in own where !entries.contains(where: { $0.0 == entry.key.scalar?.value }) {
-                if let key = entry.key.scalar?.value { entries.append((key, entry.value)) }
-            }
-        }
-        return YAMLWriter.mapping(entries)
+        return YAMLWriter.mapping(entries, over: shipped.value(forKey: "mqtt"))
     }
 
     private mutating func fail(_ path: String, _ message: String) {

@@ -79,6 +79,12 @@ public struct YAMLNode: Hashable, Sendable {
         self.origin = origin
     }
 
+    /// The value under `key` when this is a mapping (the first entry with that key), else nil.
+    public func value(forKey key: String) -> YAMLNode? {
+        guard case .mapping(let entries) = content else { return nil }
+        return entries.first { $0.key.scalar?.value == key }?.value
+    }
+
     /// The scalar, when this node is one.
     public var scalar: Scalar? {
         if case let .scalar(scalar) = content { return scalar }

@@ -34,6 +34,19 @@ public enum YAMLWriter {
         YAMLNode(.mapping(entries.map { .init(key: plain($0.0), value: $0.1) }), origin: .file(line: 0, column: 0))
     }
 
+    /// A mapping of `entries`, then the keys of `base` (a mapping) that `entries` does not set,
+    /// as written there: a section of which only some keys are replaced.
+    public static func mapping(_ entries: [(String, YAMLNode)], over base: YAMLNode?) -> YAMLNode {
+        var entries = entries
+        if case .mapping(let own)? = base?.content {
+            for entry in own {
+                guard let key = entry.key.scalar?.value, !entries.contains(where: { $0.0 == key }) else { continue }
+                entries.append((key, entry.value))
+            }
+        }
+        return mapping(entries)
+    }
+
     public static func sequence(_ items: [YAMLNode]) -> YAMLNode {
         YAMLNode(.sequence(items), origin: .file(line: 0, column: 0))
     }
