@@ -50,10 +50,10 @@ struct ClusterFlowTests {
             let store = try AccessoryStore(path: database)
             failingLoads?.store.withLock { $0 = store }
             let runtime = try BridgeRuntime(configuration: configuration, store: failingLoads ?? store, connection: connection)
-            try #require(runtime.component(ClusterComponent.self)).joins = false
-            let sink = runtime.eventSink
+            try #require(runtime.component(ClusterComponent.self)).postsItsOwnEvents()
+            let mailbox = try #require(runtime.mailbox(of: ClusterComponent.self))
             try await InMemoryRuntime.run(runtime, on: connection) {
-                try await body(connection, { sink.yield(.cluster($0)) }, database)
+                try await body(connection, { mailbox.post($0) }, database)
             }
         }
     }

@@ -130,7 +130,7 @@ struct FastPairFlowTests {
     // MARK: The Ingest stage alone
 
     /// Ingest on ``yaml(server:database:)``, knowing `accessories` as (id, product).
-    static func ingest(knowing accessories: [(String, String)]) throws -> Ingest {
+    static func ingest(knowing accessories: [(String, String)]) throws -> IngestFeed {
         let yaml = Self.yaml(server: "mqtt://127.0.0.1:1", database: "/nonexistent/db.sqlite3")
         let configuration = try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()
         let known = try accessories.map { id, product in
@@ -139,19 +139,18 @@ struct FastPairFlowTests {
                 state: .authorized)
         }
         let engine = EngineHolder(BridgeEngine(configuration: configuration.engine, restored: RestoredState(accessories: known)))
-        let router = TopicRouter(configuration: configuration, topics: Topics(base: configuration.mqtt.baseTopic), claims: [.pairingForm])
-        return Ingest(configuration: configuration, router: router, engine: EngineView(engine), homeAssistant: nil)
+        return IngestFeed(configuration: configuration, engine: EngineView(engine))
     }
 
     /// One OpenMQTTGateway message through `ingest`; `extra` adds JSON members.
-    static func ingest(_ ingest: inout Ingest, _ address: String, serviceData: String, extra: String = "") -> IngestOutcome {
+    static func ingest(_ ingest: inout IngestFeed, _ address: String, serviceData: String, extra: String = "") -> FedOutcome {
         let topic = "home/gw1/BTtoMQTT/\(address.replacingOccurrences(of: ":", with: ""))"
         let payload = #"{"id":"\#(address)","rssi":-60,"servicedatauuid":"fe2c","servicedata":"\#(serviceData)"\#(extra)}"#
         let message = MQTTMessage(topic: topic, payload: Array(payload.utf8), qos: .atLeastOnce, retain: false)
         return ingest.ingest(message, route: ingest.router.route(topic), at: Timestamp(milliseconds: 1))
     }
 
-    static func sighting(_ outcome: IngestOutcome) -> AdvertisementSighting? {
+    static func sighting(_ outcome: FedOutcome) -> AdvertisementSighting? {
         guard case .telemetry(.sighting(let sighting), _, _) = outcome.effect else { return nil }
         return sighting
     }

@@ -11,7 +11,7 @@ struct GatewayTrackerTests {
     static func at(_ seconds: Double) -> Timestamp { Timestamp(milliseconds: 1_800_000_000_000 + Int64(seconds * 1000)) }
 
     static func tracker() -> GatewayTracker {
-        GatewayTracker(configured: [(name: "omg", format: "openmqttgateway"), (name: "esp", format: "espresense")])
+        GatewayTracker(configured: [(name: "omg", format: .openmqttgateway), (name: "esp", format: .espresense)])
     }
 
     /// `count` advertisements from `name` through entry 0, one every `every` seconds from `from`.

@@ -18,7 +18,7 @@ struct HTTPIngressTests {
         let rule = HostRule(
             listen: .init(host: "0.0.0.0", port: 8099), allowedHosts: [],
             allowedClients: [HTTPConfiguration.ClientRange("172.30.32.2")!])
-        return HTTPFrontDoor(token: nil, hostRule: rule, sink: continuation)
+        return HTTPFrontDoor(token: nil, hostRule: rule, mailbox: ComponentMailbox(index: 0, sink: continuation))
     }
 
     static func page(_ door: HTTPFrontDoor, ingress: String?, client: UInt32, path: String = "/") -> (String, [String: String]) {

@@ -70,6 +70,9 @@ struct MetricsEndpointTests {
             _ = try await observer.request("accessory/rename", #""id":"0A:0B:0C:0D:0E:0F","name":"x""#)
             _ = try await HTTPTestClient.fetch(port: port, "POST", "/api/request/health", body: Array("{}".utf8))
             _ = try await observer.request("no/such/request")
+            // The re-attach form's press is answered like a request, and counted under its name.
+            try await observer.publish("aabridge/bridge/reattach/set", #"{"transaction":"m","id":"0A:0B:0C:0D:0E:0F","lookalike":null}"#)
+            await observer.waitFor("aabridge/bridge/response/reattach/set") { $0["transaction"] == "m" }
             await observer.waitFor("aabridge/bridge/health") { _ in true }
             try await Task.sleep(for: .milliseconds(200))
 
@@ -112,6 +115,7 @@ struct MetricsEndpointTests {
             #expect(Self.value(samples, "aabridge_requests_total", ["name": "accessory/rename", "status": "error", "via": "mqtt"]) == 1)
             #expect(Self.value(samples, "aabridge_requests_total", ["name": "health", "status": "ok", "via": "http"]) == 1)
             #expect(Self.value(samples, "aabridge_requests_total", ["name": "other", "status": "error", "via": "mqtt"]) == 1)
+            #expect(Self.value(samples, "aabridge_requests_total", ["name": "reattach/set", "status": "error", "via": "mqtt"]) == 1)
             #expect((Self.value(samples, "aabridge_errors_total", ["code": "invalidRequest"]) ?? 0) >= 1)
             #expect((Self.value(samples, "aabridge_storage_commit_duration_seconds_count") ?? 0) >= 1, "the rename was committed")
             #expect(

@@ -21,7 +21,7 @@ struct ReliabilityCongestionTests {
     )
     func shedsWhileBrokerIsBehind() async throws {
         // Base 0: the bound is four publications per accessory (3 accessories: 12).
-        try await withBridge(prepare: { $0.publishCongestionBase = 0 }) { harness, observer async throws in
+        try await withBridge(prepare: { $0.congestion.base = 0 }) { harness, observer async throws in
             let limit = 4 * harness.configuration.accessories.count
             let client = try #require(harness.runner.client)
             let inbox = try #require(harness.runner.inbox)

@@ -1,6 +1,6 @@
 import HTTPServer
 
-/// What the HTTP server asks of the runtime's loop (``RuntimeEvent/http(_:)``): the loop
+/// What the HTTP server asks of the runtime's loop (posted to ``HTTPComponent``'s mailbox): the loop
 /// owns the engine and the counters, so every answer is made there, in order with
 /// everything else, and handed back through ``reply``.
 struct HTTPCall: Sendable {

@@ -15,13 +15,9 @@ final class HTTPConsole {
     /// Topics the console does not need: responses go to whoever asked.
     private static let unmirrored = ["bridge/response/", "bridge/last_response"]
 
-    init(
-        configuration: HTTPConfiguration, listen: HTTPConfiguration.Listen, baseTopic: String, sink: AsyncStream<RuntimeEvent>.Continuation
-    )
-        throws
-    {
+    init(configuration: HTTPConfiguration, listen: HTTPConfiguration.Listen, baseTopic: String, mailbox: ComponentMailbox) throws {
         let hostRule = HostRule(listen: listen, allowedHosts: configuration.allowedHosts, allowedClients: configuration.allowedClients)
-        let frontDoor = HTTPFrontDoor(token: configuration.token, hostRule: hostRule, sink: sink)
+        let frontDoor = HTTPFrontDoor(token: configuration.token, hostRule: hostRule, mailbox: mailbox)
         self.frontDoor = frontDoor
         basePrefix = baseTopic + "/"
         var policy: HTTPServer.ClientPolicy?

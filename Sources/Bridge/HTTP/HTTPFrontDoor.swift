@@ -12,7 +12,7 @@ final class HTTPFrontDoor: Sendable {
     private let token: Secret?
     /// Applies without a token only (see ``HostRule``).
     private let hostRule: HostRule
-    private let sink: AsyncStream<RuntimeEvent>.Continuation
+    private let mailbox: ComponentMailbox
     /// Set by ``HTTPConsole/stop()``: a waiting connection gives up at once.
     let stopping = Atomic<Bool>(false)
 
@@ -24,10 +24,10 @@ final class HTTPFrontDoor: Sendable {
     static let maximumBodyBytes = 64 * 1024
     static let tokenCookie = "aabridge_token"
 
-    init(token: Secret?, hostRule: HostRule, sink: AsyncStream<RuntimeEvent>.Continuation) {
+    init(token: Secret?, hostRule: HostRule, mailbox: ComponentMailbox) {
         self.token = token
         self.hostRule = hostRule
-        self.sink = sink
+        self.mailbox = mailbox
     }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
@@ -91,7 +91,7 @@ final class HTTPFrontDoor: Sendable {
     private func ask(_ kind: HTTPCall.Kind, limit: Duration) -> HTTPResponse? {
         if stopping.load(ordering: .relaxed) { return nil }
         let reply = HTTPReply()
-        sink.yield(.http(HTTPCall(kind: kind, reply: reply)))
+        mailbox.post(HTTPCall(kind: kind, reply: reply))
         return reply.wait(limit: limit) { stopping.load(ordering: .relaxed) }
     }
 

@@ -5,24 +5,25 @@ import JSON
 import MQTT
 import Telemetry
 
-/// The first stage: turns each incoming message into engine input.
+/// The first stage: turns what a source heard (an advertisement, a report), a request and a
+/// `/set` update into engine input.
 ///
-/// It owns everything needed to understand a message before the engine sees it: the topic
-/// routes (classified once, by ``TopicRouter``), the gateway parsers, the resolution of
-/// private addresses to identities, the placement decoders of the products, and the gateways
-/// heard so far. What the engine knows (which product each accessory is, its keys, where it
-/// was followed to, whether the picker is presented) it reads through ``EngineView``, never
-/// from a copy. It never changes the engine, storage or the network; ``BridgeRuntime`` hands
-/// its ``IngestOutcome`` on.
+/// It owns everything needed to understand them before the engine sees them: the resolution
+/// of private addresses to identities, the rotation follower, the look-alikes' attribution,
+/// and the placement decoders of the products. What the engine knows (which product each
+/// accessory is, its keys, where it was followed to, whether the picker is presented) it reads
+/// through ``EngineView``, never from a copy. It never changes the engine, storage or the
+/// network: it returns an ``IngestOutcome``, whose actions ``RuntimeStages`` applies. The
+/// sources (``MQTTGatewaySource``) parse what they hear and keep their gateways' figures.
 struct Ingest {
-    let router: TopicRouter
     private let engine: EngineView
     /// Resolves private addresses with the accessories' IRKs (and remembers the answers), an
     /// IRK whose byte order is not known yet in both orders; built again when the engine's keys
     /// change (``applied(_:)``).
     private var resolver: AddressResolver<ResolvedKey>
-    /// Addresses that could be accessories found again after being away (`bridge/lookalikes`).
-    private(set) var lookalikes: LookalikeTracker
+    /// Addresses that could be accessories found again after being away (`bridge/lookalikes`,
+    /// published by ``LookalikesComponent``).
+    let lookalikes: LookalikeBoard
     /// Unattributed resolvable addresses heard lately advertising proximity pairing, for the
     /// byte order of a key given now.
     private var recentAddresses = RecentAddresses()
@@ -31,61 +32,24 @@ struct Ingest {
     private let follows: Bool
     private let decoders: [String: PlacementDecoder]
     private let hardware: [String: HardwareType]
-    /// The configured gateway entries and the gateways heard through each (`bridge/gateways`).
-    private(set) var gateways: GatewayTracker
     /// Proximity-pairing model identifiers already logged as unknown (at most ``unknownModelsKept``).
     private var unknownModels: Set<UInt16> = []
     private static let unknownModelsKept = 64
-    /// Recognises Home Assistant's birth message, when discovery is enabled.
-    private let homeAssistant: HomeAssistantDiscovery?
 
-    /// - Parameter homeAssistant: discovery, when `homeassistant.enabled` (its birth message).
-    init(configuration: BridgeConfiguration, router: TopicRouter, engine: EngineView, homeAssistant: HomeAssistantDiscovery?) {
-        self.router = router
+    /// - Parameter lookalikes: the look-alikes, shared with what publishes them (a new board
+    ///   by default).
+    init(configuration: BridgeConfiguration, engine: EngineView, lookalikes: LookalikeBoard? = nil) {
         self.engine = engine
-        gateways = GatewayTracker(configuration: configuration)
         resolver = AddressResolver(keys: Self.irks(engine.keys))
-        lookalikes = LookalikeTracker(mode: configuration.identity.reattach, windowSeconds: configuration.identity.lookalikeWindowSeconds)
+        self.lookalikes =
+            lookalikes
+            ?? LookalikeBoard(
+                LookalikeTracker(mode: configuration.identity.reattach, windowSeconds: configuration.identity.lookalikeWindowSeconds))
         follower = RotationFollower(availabilityMilliseconds: configuration.switching.availabilityTimeoutSeconds * 1000)
         follows = configuration.identity.follow
         decoders = Dictionary(configuration.products.map { ($0.name, $0.placementDecoder) }, uniquingKeysWith: { first, _ in first })
         hardware = Dictionary(configuration.products.map { ($0.name, $0.product.hardware) }, uniquingKeysWith: { first, _ in first })
-        self.homeAssistant = homeAssistant
-        _ = gateways.needIRK(needingIRK(), at: nil)
     }
-
-    /// The Apple accessories (a product decoded as Apple proximity pairing) without an IRK, by
-    /// name: an ESPresense node reports them only by their IRK (``GatewayProblem``). At most
-    /// five are named.
-    private func needingIRK() -> [String] {
-        let engine = engine.engine
-        return engine.session.accessories.values.sorted { $0.id < $1.id }.filter { accessory in
-            decoders[accessory.product] == .appleProximity && engine.keys[accessory.id]?.irk == nil
-        }.prefix(5).map(\.displayName)
-    }
-
-    /// Problems that appeared on heard gateways outside a message (an accessory added, or
-    /// given an IRK, changes what an ESPresense node needs): the runtime logs them.
-    private(set) var gatewayProblemsAppeared: [GatewayTracker.Appeared] = []
-
-    mutating func takeGatewayProblems() -> [GatewayTracker.Appeared] {
-        defer { gatewayProblemsAppeared = [] }
-        return gatewayProblemsAppeared
-    }
-
-    /// `bridge/gateways` now; ``gatewaysPublished()`` once it went out.
-    func gatewaysPayload(at now: Timestamp) -> JSONValue { gateways.payload(at: now) }
-
-    /// The heard gateways, for Home Assistant's per-gateway sensors.
-    var heardGateways: [HomeAssistantGateway] { gateways.heardGateways.map { HomeAssistantGateway(entry: $0.entry, name: $0.name) } }
-
-    /// Whether a heard gateway's problems changed since `bridge/gateways` was last published.
-    var gatewayProblemsChanged: Bool { gateways.problemsChanged }
-
-    mutating func gatewaysPublished() { gateways.published() }
-
-    /// Every heard gateway's problems at `now` (a quiet gateway's minute runs out).
-    mutating func evaluateGateways(at now: Timestamp) { gatewayProblemsAppeared += gateways.evaluateAll(at: now) }
 
     /// An accessory's IRK in one byte order, as the resolver knows it.
     struct ResolvedKey: Hashable, Sendable {
@@ -99,29 +63,23 @@ struct Ingest {
     /// is no longer a look-alike.
     mutating func applied(_ outputs: [EngineOutput]) {
         var keysChanged = false
-        var accessoriesChanged = false
         for output in outputs {
             switch output {
             case .accessoryRemoved(let id):
                 follower.forget(id)
-                accessoriesChanged = true
                 if resolver.keys.contains(where: { $0.identity.id == id }) { keysChanged = true }
             case .keysChanged(let id, let new):
                 keysChanged = true
                 // With an IRK its addresses are resolved, not followed.
                 if new.irk != nil { follower.forget(id) }
             case .event(let event) where event.type == .accessoryAdded:
-                accessoriesChanged = true
                 if let id = event.accessory?.id { follower.adopt(id) }
-            case .event(let event) where event.type == .accessoryChanged:
-                accessoriesChanged = true
             case .event(let event) where event.type == .accessoryReattached:
-                if let address = event.accessory.flatMap({ engine.followedAddress(of: $0.id) }) { lookalikes.forget(address) }
+                if let address = event.accessory.flatMap({ engine.followedAddress(of: $0.id) }) { lookalikes.tracker.forget(address) }
             default: break
             }
         }
         if keysChanged { resolver.keys = Self.irks(engine.keys) }
-        if keysChanged || accessoriesChanged { gatewayProblemsAppeared += gateways.needIRK(needingIRK(), at: nil) }
     }
 
     /// The IRKs among `keys`, in a stable order, each in the orders still possible.
@@ -170,42 +128,20 @@ struct Ingest {
         }
     }
 
-    /// Forgets the look-alikes not heard within the window (the wake calls it when due).
-    mutating func expireLookalikes(at now: Timestamp) { lookalikes.expire(at: now) }
-
-    /// `bridge/lookalikes` went out.
-    mutating func lookalikesPublished() { lookalikes.published() }
-
-    /// `bridge/lookalikes`'s payload, models by name.
-    var lookalikesPayload: JSONValue { lookalikes.payload { AppleModelCatalogue.model($0)?.name } }
-
-    /// Decides what one message is and what it asks for. Nothing here throws: malformed
-    /// input becomes a rejection or an error for the accessory it names.
-    mutating func ingest(_ message: MQTTMessage, route: IngestRoute, at now: Timestamp) -> IngestOutcome {
+    /// A request or a `/set` update: what it asks for. Nothing here throws: malformed input
+    /// becomes a refusal or an error for the accessory it names. (A component's topics go to
+    /// the component, never here.)
+    func ingest(_ message: MQTTMessage, route: IngestRoute, at now: Timestamp) -> IngestOutcome {
         switch route {
         case .request(let name):
-            if message.retain { return refusedRetained(message.topic) }
+            if message.retain { return IngestOutcome(.log(.warning, Self.retainedRefusal(message.topic))) }
             return IngestOutcome(.request(Self.request(name: name, payload: message.payload)))
         case .set(let id):
-            if message.retain { return refusedRetained(message.topic) }
+            if message.retain { return IngestOutcome(.log(.warning, Self.retainedRefusal(message.topic))) }
             return set(id: id, payload: message.payload, at: now)
-        case .homeAssistantStatus:
-            guard let homeAssistant, homeAssistant.isBirthMessage(message.payload) else { return IngestOutcome() }
-            return IngestOutcome(.homeAssistantBirth)
-        case .gateway(let index, let status):
-            return telemetry(message, parser: router.parsers[index], entry: index, status: status, at: now)
-        case .unrouted, .pairing, .reattach, .cluster:
-            // A component's topics go to the component (BridgeRuntime), never here.
+        case .claimed, .unrouted:
             return IngestOutcome()
         }
-    }
-
-    /// A retained request would be carried out again after every reconnect (and by every
-    /// restart): refuse it, and say how to clear it.
-    private func refusedRetained(_ topic: String) -> IngestOutcome {
-        var outcome = IngestOutcome()
-        outcome.notice = (.warning, Self.retainedRefusal(topic))
-        return outcome
     }
 
     /// The warning for a retained request (also the pairing form's, for its topic).
@@ -234,9 +170,9 @@ struct Ingest {
     /// container-role operation (register) here is refused by the engine with `invalidRequest`.
     private func set(id text: Substring, payload: [UInt8], at now: Timestamp) -> IngestOutcome {
         guard let id = BluetoothAddress(text).flatMap(engine.accessory(idOrAlias:)) else {
-            var outcome = IngestOutcome()
-            outcome.rejection = ("set", "accessory/\(text)/set names no known accessory")
-            return outcome
+            return IngestOutcome(
+                .refuse(
+                    TelemetryRefusal(gateway: "set", reason: .unknownAccessory, message: "accessory/\(text)/set names no known accessory")))
         }
         switch AccessoryReportParser.parseUpdate(payload, accessory: id) {
         case .success(.report(let report)):
@@ -251,104 +187,80 @@ struct Ingest {
         }
     }
 
-    /// - Parameter status: whether the router found `message` on the entry's status topic; when
-    ///   it did not, the parser does not look again.
-    private mutating func telemetry(
-        _ message: MQTTMessage, parser: TelemetryParser, entry: Int, status: Bool, at now: Timestamp
-    ) -> IngestOutcome {
-        let parsed =
-            status
-            ? parser.parse(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds)
-            : parser.parseTelemetry(topic: message.topic, payload: message.payload, receivedAt: now.milliseconds)
-        switch parsed {
-        case .advertisement(let advertisement):
-            var outcome = IngestOutcome()
-            // Decoded once: attribution, the encrypted payload and the profile all read it.
-            let pairing = advertisement.appleProximityPairing
-            var attributed = attribute(advertisement, pairing: pairing, at: now, outcome: &outcome)
-            // Nobody's, and no picker to offer it in: the engine would drop the sighting
-            // (`BridgeEngine.observe`), so it is not built, and only the gateway's figures count it.
-            // Most of what gateways hear is this (every phone, watch and laptop nearby).
-            if attributed.advertiser == nil, !engine.isPickerPresented {
-                heard(advertisement, through: entry, attributed: false, at: now, outcome: &outcome)
-                return outcome
+    /// An advertisement a source heard: whose it is, and the sighting for the engine (none for
+    /// nobody's while no picker is presented: the engine would drop it). The outcome says
+    /// whether it counted for a known accessory (the gateway's figures).
+    mutating func advertisement(_ advertisement: Advertisement, at now: Timestamp) -> IngestOutcome {
+        var outcome = IngestOutcome()
+        // Decoded once: attribution, the encrypted payload and the profile all read it.
+        let pairing = advertisement.appleProximityPairing
+        var attributed = attribute(advertisement, pairing: pairing, at: now, outcome: &outcome)
+        // Nobody's, and no picker to offer it in: the engine would drop the sighting
+        // (`BridgeEngine.observe`), so it is not built, and only the gateway's figures count it.
+        // Most of what gateways hear is this (every phone, watch and laptop nearby).
+        if attributed.advertiser == nil, !engine.isPickerPresented { return outcome }
+        // With an encryption key the end of the proximity payload must decrypt consistently
+        // (identity.md, Keys); a rotating address whose payload does not is not this
+        // accessory's. Its own address stays its own, with the clear 10 % levels.
+        var decrypted: Battery?
+        if let key = attributed.advertiser?.keys.encryptionKey, let pairing, pairing.encryptedPayload != nil {
+            // Laid out as the model's batteries are: a single battery is the broadcasting side's.
+            let status = pairing.decrypted(with: key)
+            decrypted = status?.battery(pairing.knownModel?.batteries ?? .pods)
+            if status == nil && attributed.how != .address {
+                let address = advertisement.address
+                attributed = Attribution(address, .address, engine.advertiser(address))
             }
-            // With an encryption key the end of the proximity payload must decrypt consistently
-            // (identity.md, Keys); a rotating address whose payload does not is not this
-            // accessory's. Its own address stays its own, with the clear 10 % levels.
-            var decrypted: Battery?
-            if let key = attributed.advertiser?.keys.encryptionKey, let pairing, pairing.encryptedPayload != nil {
-                // Laid out as the model's batteries are: a single battery is the broadcasting side's.
-                let status = pairing.decrypted(with: key)
-                decrypted = status?.battery(pairing.knownModel?.batteries ?? .pods)
-                if status == nil && attributed.how != .address {
-                    let address = advertisement.address
-                    attributed = Attribution(address, .address, engine.advertiser(address))
-                }
-            }
-            let (identity, attribution) = (attributed.id, attributed.how)
-            let product = attributed.advertiser?.product
-            let decoder = product.flatMap { decoders[$0] } ?? .none
-            var sighting = advertisement.sighting(identity: identity, decoder: decoder, hardware: product.flatMap { hardware[$0] })
-            if decoder == .appleProximity, sighting.decoded != nil, sighting.decoded?.model == nil {
-                noteUnknownModel(of: identity, advertisement: advertisement, outcome: &outcome)
-            }
-            sighting.heardFrom = advertisement.address
-            sighting.attribution = attribution
-            sighting.irkOrder = attributed.irkOrder
-            sighting.profile = pairing.map { ProximityProfile(model: $0.model, colour: $0.colour) }
-            if let battery = decrypted, sighting.decoded != nil { sighting.decoded?.battery = battery }
-            if product != nil {
-                readFastPair(advertisement, of: identity, into: &sighting, outcome: &outcome)
-            } else if engine.isPickerPresented, let pairing, pairing.modelName != nil {
-                // A candidate of the shipped "AirPods or Beats" is shown as what it is, and what its
-                // advertisement says is known from the pairing on (household.md).
-                sighting.decoded =
-                    advertisement.sighting(identity: identity, decoder: .appleProximity, hardware: pairing.knownModel?.hardware)
-                    .decoded
-            }
-            outcome.effect = .telemetry(.sighting(sighting), context: "sighting", refresh: identity)
-            heard(advertisement, through: entry, attributed: attributed.advertiser != nil, at: now, outcome: &outcome)
-            return outcome
-        case .report(let report):
-            var outcome = IngestOutcome()
-            if let gateway = report.gateway { outcome.gatewaysChanged = gateways.seen(gateway, through: entry, at: now) }
-            // A report names the accessory by its id, or by its alias (its public address).
-            guard let id = engine.accessory(idOrAlias: report.accessory) else {
-                outcome.rejection = (report.gateway ?? parser.name, "telemetry for unknown accessory \(report.accessory)")
-                return outcome
-            }
-            let attributed = AccessoryReport(accessory: id, gateway: report.gateway, changes: report.changes)
-            outcome.effect = .telemetry(.report(attributed), context: "telemetry", refresh: id)
-            return outcome
-        case .gatewayStatus(let status):
-            var outcome = IngestOutcome()
-            if gateways.status(status.gateway, through: entry, online: status.state == .online, at: now) {
-                outcome.gatewaysChanged = true
-                outcome.notice = (.info, "gateway \(status.gateway) is \(status.state.rawValue)")
-            }
-            return outcome
-        case .trackerOffline, .ignored:
-            return IngestOutcome()
-        case .rejected(let rejection):
-            if let accessory = rejection.accessory.flatMap(engine.accessory(idOrAlias:)) {
-                return invalidUpdate(accessory, rejection: rejection, source: rejection.gateway ?? parser.name)
-            }
-            var outcome = IngestOutcome()
-            outcome.rejection = (rejection.gateway ?? parser.name, rejection.description)
-            return outcome
         }
+        let (identity, attribution) = (attributed.id, attributed.how)
+        let product = attributed.advertiser?.product
+        let decoder = product.flatMap { decoders[$0] } ?? .none
+        var sighting = advertisement.sighting(identity: identity, decoder: decoder, hardware: product.flatMap { hardware[$0] })
+        if decoder == .appleProximity, sighting.decoded != nil, sighting.decoded?.model == nil {
+            noteUnknownModel(of: identity, advertisement: advertisement, outcome: &outcome)
+        }
+        sighting.heardFrom = advertisement.address
+        sighting.attribution = attribution
+        sighting.irkOrder = attributed.irkOrder
+        sighting.profile = pairing.map { ProximityProfile(model: $0.model, colour: $0.colour) }
+        if let battery = decrypted, sighting.decoded != nil { sighting.decoded?.battery = battery }
+        if product != nil {
+            readFastPair(advertisement, of: identity, into: &sighting, outcome: &outcome)
+        } else if engine.isPickerPresented, let pairing, pairing.modelName != nil {
+            // A candidate of the shipped "AirPods or Beats" is shown as what it is, and what its
+            // advertisement says is known from the pairing on (household.md).
+            sighting.decoded =
+                advertisement.sighting(identity: identity, decoder: .appleProximity, hardware: pairing.knownModel?.hardware)
+                .decoded
+        }
+        outcome.append(.telemetry(.sighting(sighting), context: "sighting", refresh: identity, announcement: attributed.announcement))
+        outcome.attributed = attributed.advertiser != nil
+        return outcome
     }
 
-    /// The gateway that forwarded `advertisement` heard it (its figures and problems).
-    private mutating func heard(
-        _ advertisement: Advertisement, through entry: Int, attributed: Bool, at now: Timestamp, outcome: inout IngestOutcome
-    ) {
-        let heard = gateways.advertisement(
-            advertisement.gateway, through: entry, withManufacturerData: !advertisement.manufacturerData.isEmpty,
-            attributed: attributed, at: now)
-        outcome.gatewaysChanged = heard.changed || gateways.problemsChanged
-        outcome.gatewayProblems = heard.appeared
+    /// A report a source heard (a firmware relay's placement, batteries, connections): it
+    /// names the accessory by its id, or by its alias (its public address).
+    func report(_ report: AccessoryReport, from source: String) -> IngestOutcome {
+        guard let id = engine.accessory(idOrAlias: report.accessory) else {
+            return IngestOutcome(
+                .refuse(
+                    TelemetryRefusal(
+                        gateway: report.gateway ?? source, reason: .unknownAccessory,
+                        message: "telemetry for unknown accessory \(report.accessory)")))
+        }
+        let attributed = AccessoryReport(accessory: id, gateway: report.gateway, changes: report.changes)
+        return IngestOutcome(.telemetry(.report(attributed), context: "telemetry", refresh: id))
+    }
+
+    /// Telemetry a source's parser refused: an error for the accessory it names when that is
+    /// a known one, a refusal either way.
+    func refused(_ rejection: TelemetryRejection, from source: String) -> IngestOutcome {
+        if let accessory = rejection.accessory.flatMap(engine.accessory(idOrAlias:)) {
+            return invalidUpdate(accessory, rejection: rejection, source: rejection.gateway ?? source)
+        }
+        return IngestOutcome(
+            .refuse(TelemetryRefusal(gateway: rejection.gateway ?? source, reason: .parser(rejection.code), message: rejection.description))
+        )
     }
 
     /// A proximity-pairing model the catalogue does not know decodes with `model: null`; its raw
@@ -359,11 +271,11 @@ struct Ingest {
             unknownModels.insert(model).inserted
         else { return }
         let raw = advertisement.manufacturer.map { Hex.encode($0.payload) } ?? ""
-        outcome.notice = (
-            .debug,
-            "accessory \(id) advertises Apple model 0x\(String(model, radix: 16, uppercase: true)), which the catalogue does not know: "
-                + "model null, worn read from the earbuds' bits (manufacturer data \(raw))"
-        )
+        outcome.append(
+            .log(
+                .debug,
+                "accessory \(id) advertises Apple model 0x\(String(model, radix: 16, uppercase: true)), which the catalogue does not know: "
+                    + "model null, worn read from the earbuds' bits (manufacturer data \(raw))"))
     }
 
     /// A known accessory's Fast Pair battery notification (service data 0xFE2C), whatever its
@@ -384,7 +296,7 @@ struct Ingest {
             guard let read = try FastPairAdvertisement(serviceData: data).battery?.battery else { return }
             battery = read
         } catch {
-            outcome.fastPairIgnored = (identity, error, data)
+            outcome.append(.ignoreFastPair(identity, error, data: data))
             return
         }
         if sighting.decoded == nil {
@@ -409,11 +321,11 @@ struct Ingest {
         let address = advertisement.address
         // ESPresense resolved the address itself with a key in its known_irks, and says which.
         if let key = advertisement.knownIRK, let id = accessory(withIRK: key) {
-            lookalikes.forget(address)
+            lookalikes.tracker.forget(address)
             return Attribution(id, .irk, engine.advertiser(id))
         }
         if let resolved = resolver.resolve(address), let attributed = irkAttribution(resolved, pairing: pairing) {
-            lookalikes.forget(address)
+            lookalikes.tracker.forget(address)
             return attributed
         }
         var known: Attribution?
@@ -428,7 +340,7 @@ struct Ingest {
             if follows, known.advertiser?.keys.irk == nil {
                 follower.heard(known.id, at: address, profile: .init(pairing), gateway: advertisement.gateway, now: now)
             }
-            lookalikes.forget(address)
+            lookalikes.tracker.forget(address)
             return known
         }
         // A picker candidate is remembered too: paired, it is followed from its first sighting.
@@ -437,17 +349,20 @@ struct Ingest {
             case .follow(let id):
                 // The engine records the new address when it takes the sighting.
                 let previous = engine.followedAddress(of: id) ?? id
-                outcome.notice = (.info, "followed accessory \(id) from \(previous) to \(address) (no IRK: same model, colour and battery)")
+                outcome.append(
+                    .log(.info, "followed accessory \(id) from \(previous) to \(address) (no IRK: same model, colour and battery)"))
                 return Attribution(id, .followed, engine.advertiser(id))
             case .ambiguous(let message):
-                outcome.notice = (.warning, message)
+                outcome.append(.log(.warning, message))
             case .none:
                 break
             }
         }
         recentAddresses.note(address, model: pairing.model, at: now)
-        if let id = lookalike(address, pairing: pairing, advertisement: advertisement, at: now, outcome: &outcome) {
-            return Attribution(id, .reattached, engine.advertiser(id))
+        if let (id, announcement) = lookalike(address, pairing: pairing, advertisement: advertisement, at: now, outcome: &outcome) {
+            var attributed = Attribution(id, .reattached, engine.advertiser(id))
+            attributed.announcement = announcement
+            return attributed
         }
         return Attribution(address, .address, nil)
     }
@@ -474,29 +389,30 @@ struct Ingest {
 
     /// A proximity-pairing advertisement from an address nobody has, that could be an away
     /// accessory: tracked as a look-alike, and the accessory it is re-attached to when the
-    /// rules single one out (``LookalikeTracker``).
-    private mutating func lookalike(
+    /// rules single one out (``LookalikeTracker``), with the line that says so.
+    private func lookalike(
         _ address: BluetoothAddress, pairing: ProximityPairing, advertisement: Advertisement, at now: Timestamp,
         outcome: inout IngestOutcome
-    ) -> BluetoothAddress? {
-        guard lookalikes.isLooking else { return nil }
+    ) -> (BluetoothAddress, announcement: String)? {
+        guard lookalikes.tracker.isLooking else { return nil }
         let profile = ProximityProfile(model: pairing.model, colour: pairing.colour)
         let away = engine.awayAccessories(matching: profile)
         guard !away.isEmpty else {
-            lookalikes.forget(address)
+            lookalikes.tracker.forget(address)
             return nil
         }
-        let decision = lookalikes.heard(
+        let decision = lookalikes.tracker.heard(
             address, profile: profile, gateway: advertisement.gateway, rssi: advertisement.rssi ?? 0, at: now, away: away)
         switch decision {
         case .offered(let first):
-            outcome.lookalikeHeard = first
+            if first { outcome.append(.lookalikeHeard) }
             return nil
         case .reattach(let id):
-            outcome.announcement =
-                ("re-attached accessory \(id) to \(address): an away \(pairing.modelName ?? "accessory") of that model and colour, "
-                    + "last heard by \(advertisement.gateway), where this address was first heard (no IRK)")
-            return id
+            return (
+                id,
+                "re-attached accessory \(id) to \(address): an away \(pairing.modelName ?? "accessory") of that model and colour, "
+                    + "last heard by \(advertisement.gateway), where this address was first heard (no IRK)"
+            )
         }
     }
 
@@ -508,6 +424,8 @@ struct Ingest {
         var advertiser: (product: String, keys: AccessoryKeys)?
         /// The byte order in which an IRK not matched before resolved the address.
         var irkOrder: IRKOrder?
+        /// The line a re-attachment by the rules is announced with.
+        var announcement: String?
 
         init(_ id: BluetoothAddress, _ how: IdentityAttribution, _ advertiser: (product: String, keys: AccessoryKeys)?) {
             self.id = id
@@ -524,7 +442,11 @@ struct Ingest {
         let field = rejection.field ?? "payload"
         let report = AccessoryReport(accessory: id, gateway: nil, changes: [.invalid(field: field, message: rejection.message)])
         var outcome = IngestOutcome(.telemetry(.report(report), context: "telemetry", refresh: nil))
-        outcome.rejection = (source, "invalid content for accessory \(id): \(field): \(rejection.message)")
+        outcome.append(
+            .refuse(
+                TelemetryRefusal(
+                    gateway: source, reason: .invalidContent, message: "invalid content for accessory \(id): \(field): \(rejection.message)"
+                )))
         return outcome
     }
 }

@@ -5,91 +5,67 @@ import Telemetry
 /// Classifies each incoming topic once into an ``IngestRoute``. Sendable and immutable, so
 /// the forwarding task can classify before the message enters the loop (the request lane
 /// needs to know what is a request) and the loop never classifies again.
+///
+/// The bridge's own API (requests, `/set`) is routed here; every other topic is a component's
+/// claim (``TopicClaim``), tried in the components' order and, within one, in its claims' order.
 struct TopicRouter: Sendable {
     let topics: Topics
-    /// The gateway entries' parsers, in configuration order: the first that handles a topic wins.
-    let parsers: [TelemetryParser]
-    let homeAssistantStatusTopic: String?
-    /// What the runtime's components claim (``RuntimeComponent/claims``).
-    let claims: Set<TopicClaim>
+    /// Each component's claims, by its place in the runtime's list.
+    /// Each component's claims, by its place in the runtime's list; `underBase`: the filter
+    /// starts with `<base>/`, so no other topic can match it.
+    private let claims: [(pattern: TopicPattern, underBase: Bool, route: ClaimedTopic)]
     /// `<base>/`, which every topic of the bridge's own API starts with: telemetry, which does
-    /// not, is told apart by one byte comparison instead of four string searches.
+    /// not, is told apart by one byte comparison and never compared with the API's claims.
     private let apiPrefix: [UInt8]
 
-    /// The routes of `configuration`: its gateway entries, and Home Assistant's status topic
-    /// when the integration is enabled; and the topics the components claim.
-    init(configuration: BridgeConfiguration, topics: Topics, claims: Set<TopicClaim>) {
+    /// - Parameter claims: each component's claims, in the components' order.
+    init(topics: Topics, claims: [[TopicClaim]]) {
         self.topics = topics
-        self.claims = claims
-        parsers = configuration.gateways.map { gateway in
-            TelemetryParser(
-                format: gateway.format,
-                // The configuration loader has checked these filters; an invalid one would
-                // fall back to the format's default.
-                topic: TopicPattern(gateway.topic),
-                statusTopic: gateway.statusTopic.flatMap { TopicPattern($0) },
-                baseTopic: configuration.mqtt.baseTopic, name: gateway.name)
+        let apiPrefix = Array("\(topics.base)/".utf8)
+        self.apiPrefix = apiPrefix
+        self.claims = claims.enumerated().flatMap { component, claims in
+            claims.compactMap { claim in
+                // The claims come from the checked configuration and the bridge's own topics.
+                TopicPattern(claim.filter).map { pattern in
+                    let route = ClaimedTopic(component: component, tag: claim.tag, oneOff: claim.oneOff, sheddable: claim.sheddable)
+                    return (pattern, claim.filter.utf8.starts(with: apiPrefix), route)
+                }
+            }
         }
-        homeAssistantStatusTopic = configuration.homeAssistant.enabled ? configuration.homeAssistant.statusTopic : nil
-        apiPrefix = Array("\(topics.base)/".utf8)
+        let all = claims.flatMap { $0 }
+        subscriptions = Self.subscriptions(topics: topics, claims: all)
+        var seen = Set<String>()
+        oneOffSubscriptions = ([topics.requestFilter, topics.setFilter] + all.filter(\.oneOff).map(\.filter)).filter {
+            seen.insert($0).inserted
+        }
     }
 
     func route(_ topic: String) -> IngestRoute {
-        if topic.utf8.starts(with: apiPrefix) {
+        let underBase = topic.utf8.starts(with: apiPrefix)
+        if underBase {
             if let name = topics.requestName(in: topic) { return .request(name: name) }
             if let id = topics.accessoryID(inSetTopic: topic) { return .set(accessory: id) }
-            if let claimed = claimed(topic) { return claimed }
         }
-        if topic == homeAssistantStatusTopic { return .homeAssistantStatus }
-        for (index, parser) in parsers.enumerated() {
-            if parser.statusTopic?.matches(topic) == true { return .gateway(index: index, status: true) }
-            if parser.topic.matches(topic) { return .gateway(index: index) }
+        for claim in claims where (underBase || !claim.underBase) && claim.pattern.matches(topic) {
+            return .claimed(claim.route)
         }
         return .unrouted
     }
 
-    /// A component's route for `topic` (under `<base>/`), when it claims it.
-    private func claimed(_ topic: String) -> IngestRoute? {
-        guard !claims.isEmpty else { return nil }
-        if claims.contains(.pairingForm), topic == topics.bridgePairingSet { return .pairing }
-        if claims.contains(.reattachForm), topic == topics.bridgeReattachSet { return .reattach }
-        guard claims.contains(.clusterMirrors) else { return nil }
-        if topic == topics.bridgeState { return .cluster(.bridgeState) }
-        if let id = topics.accessoryID(inStateTopic: topic) { return .cluster(.accessoryState(id)) }
-        if let source = topics.sourceID(inRouteTopic: topic) { return .cluster(.sourceRoute(source)) }
-        return nil
-    }
+    /// Every filter the bridge subscribes to, without repeats, with the QoS to ask for:
+    /// requests and `/set` at QoS 1 (kept for the bridge while it is away), then each claim's.
+    let subscriptions: [(filter: String, qos: MQTTQoS)]
 
-    /// Every filter the bridge subscribes to, without repeats, with the QoS to ask for.
-    ///
-    /// Gateway telemetry at QoS 0: it says what is heard *now*, and the bridge's session
-    /// outlives its connection (mqtt.session_expiry_s), where the broker would keep QoS 1
-    /// telemetry and replay an hour of it, stale, after a restart. Requests, `/set` updates
-    /// and statuses at QoS 1: those are kept for the bridge while it is away.
-    var subscriptions: [(filter: String, qos: MQTTQoS)] {
-        var subscriptions = oneOffSubscriptions.map { (filter: $0, qos: MQTTQoS.atLeastOnce) }
-        for parser in parsers { subscriptions.append((parser.topic.filter, .atMostOnce)) }
-        if claims.contains(.clusterMirrors) {
-            // A peer's will says `offline` there; the states of all instances' accessories make
-            // the cluster's `bridge/accessories`; the routes are taken over with the accessories.
-            for filter in [topics.bridgeState, topics.accessoryStateFilter, topics.sourceRouteFilter] {
-                subscriptions.append((filter, .atLeastOnce))
-            }
-        }
+    private static func subscriptions(topics: Topics, claims: [TopicClaim]) -> [(filter: String, qos: MQTTQoS)] {
+        var subscriptions = [(topics.requestFilter, MQTTQoS.atLeastOnce), (topics.setFilter, .atLeastOnce)]
+        // One-off filters first, as the MQTT client's priority list has them.
+        for claim in claims where claim.oneOff { subscriptions.append((claim.filter, claim.qos)) }
+        for claim in claims where !claim.oneOff { subscriptions.append((claim.filter, claim.qos)) }
         var seen = Set<String>()
-        return subscriptions.filter { seen.insert($0.filter).inserted }
+        return subscriptions.filter { seen.insert($0.0).inserted }.map { (filter: $0.0, qos: $0.1) }
     }
 
-    /// The filters of what is said once (requests, `/set`, the pairing form, statuses): the
-    /// MQTT client never drops those when its buffer is full (`priorityFilters`).
-    var oneOffSubscriptions: [String] {
-        var filters = [topics.requestFilter, topics.setFilter]
-        if claims.contains(.pairingForm) { filters.append(topics.bridgePairingSet) }
-        if claims.contains(.reattachForm) { filters.append(topics.bridgeReattachSet) }
-        for parser in parsers {
-            if let status = parser.statusTopic { filters.append(status.filter) }
-        }
-        if let homeAssistantStatusTopic { filters.append(homeAssistantStatusTopic) }
-        return filters
-    }
+    /// The filters of what is said once (requests, `/set`, the forms, statuses): the MQTT
+    /// client never drops those when its buffer is full (`priorityFilters`).
+    let oneOffSubscriptions: [String]
 }

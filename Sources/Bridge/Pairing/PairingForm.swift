@@ -32,7 +32,7 @@ struct PairingForm: Hashable, Sendable {
 
     /// The request name the form's answers and refusals use (`bridge/response/pairing/set`,
     /// `bridge/last_response`); "Pair" itself is answered as `picker/select`.
-    static let requestName = "pairing/set"
+    static let requestName = FormName.pairing
 
     /// `bridge/pairing`.
     var payload: JSONValue {

@@ -1,4 +1,5 @@
 import AccessoryKit
+import Configuration
 import JSON
 import MQTT
 
@@ -7,37 +8,37 @@ import MQTT
 ///
 /// The form is not stored: a restart ends the picker, and with it any choice of candidate.
 /// In a cluster only the holder of partition 0, whose picker it is, acts on the form.
-final class PairingFormComponent: RuntimeComponent {
+final class PairingFormComponent: FormComponent {
     private(set) var form = PairingForm()
+    private let topics: Topics
 
-    var claims: Set<TopicClaim> { [.pairingForm] }
+    init(topics: Topics) { self.topics = topics }
 
-    func handle(_ message: MQTTMessage, route: IngestRoute, _ runtime: BridgeRuntime) async {
-        guard case .pairing = route else { return }
-        // A retained press would be carried out again after every reconnect.
-        if message.retain { return runtime.logger.warning(Ingest.retainedRefusal(message.topic)) }
-        let command = PairingForm.decode(message.payload)
-        guard runtime.ownership.ownsBridge else { return }
-        await handle(command, runtime)
+    var formTopic: String { topics.bridgePairingSet }
+
+    func press(_ payload: [UInt8], _ context: ComponentContext) async {
+        let command = PairingForm.decode(payload)
+        guard context.ownsBridge else { return }
+        await handle(command, context)
     }
 
     /// `bridge/pairing/set`: fills in the form (answered on `bridge/response/pairing/set`), or
     /// sends its `picker/select` for "Pair" (answered on `bridge/response/picker/select`).
-    private func handle(_ command: PairingForm.Command, _ runtime: BridgeRuntime) async {
+    private func handle(_ command: PairingForm.Command, _ context: ComponentContext) async {
         let answer = { (result: Result<JSONValue, ResponseError>) in
-            runtime.respond(PairingForm.requestName, result, transaction: command.transaction, to: .mqtt)
+            context.respond(PairingForm.requestName, result, transaction: command.transaction)
         }
         switch command.decoded {
         case .failure(let error):
             answer(.failure(error))
         case .success(.pair):
             let chosen = form.candidate
-            await runtime.handle(form.selectRequest(transaction: command.transaction), answer: .mqtt, at: runtime.clock())
+            await context.handle(form.selectRequest(transaction: command.transaction), answer: .mqtt)
             // Set up: the candidate has left the picker (applied(_:_:) clears it) and the name
             // was given; a refused select leaves the form as it was, for another try.
-            if let chosen, runtime.engine.picker?.candidate(chosen) == nil, runtime.engine.status(of: chosen) != nil {
+            if let chosen, context.engine.picker?.candidate(chosen) == nil, context.engine.status(of: chosen) != nil {
                 form.name = nil
-                runtime.publisher.publishPairing(form)
+                publish(context)
             }
         case .success(.fill(let candidate, let name)):
             var filled = form
@@ -45,7 +46,7 @@ final class PairingFormComponent: RuntimeComponent {
             case .keep: break
             case .clear: filled.candidate = nil
             case .set(let id):
-                guard runtime.engine.picker?.candidate(id) != nil else {
+                guard context.engine.picker?.candidate(id) != nil else {
                     return answer(.failure(.invalidRequest("'candidate' \(id) is not a candidate of the picker", accessoryControl: false)))
                 }
                 filled.candidate = id
@@ -56,22 +57,23 @@ final class PairingFormComponent: RuntimeComponent {
             case .set(let text): filled.name = text
             }
             form = filled
-            runtime.publisher.publishPairing(form)
+            publish(context)
             answer(.success(form.payload))
         }
     }
 
     /// A chosen candidate that left the picker (chosen, dismissed, timed out) is no longer
     /// chosen: the form never offers Pair for something the picker cannot select.
-    func applied(_ outputs: [EngineOutput], _ runtime: BridgeRuntime) {
+    func applied(_ outputs: [EngineOutput], at now: Timestamp, _ context: ComponentContext) {
         guard let candidate = form.candidate, outputs.contains(where: { if case .pickerChanged = $0 { true } else { false } }),
-            runtime.engine.picker?.candidate(candidate) == nil
+            context.engine.picker?.candidate(candidate) == nil
         else { return }
         form.candidate = nil
-        runtime.publisher.publishPairing(form)
+        publish(context)
     }
 
-    func republish(_ runtime: BridgeRuntime) {
-        runtime.publisher.publishPairing(form)
-    }
+    func republish(at now: Timestamp, _ context: ComponentContext) { publish(context) }
+
+    /// `bridge/pairing`: the form's state.
+    private func publish(_ context: ComponentContext) { context.publishBridge(topics.bridgePairing, form.payload) }
 }

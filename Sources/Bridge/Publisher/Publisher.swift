@@ -8,9 +8,11 @@ import MQTT
 ///
 /// It owns everything about what it published: each accessory's last state (and when),
 /// availability and routes, the serialized state objects reused for `bridge/accessories`,
-/// and Home Assistant discovery. It reads the engine (names, statuses) through
-/// ``EngineView`` but never changes it, and publishes through ``MQTTPublishing``, so it runs
-/// the same against the real client and an in-memory one.
+/// and the device discovery (``DeviceDiscovery``: Home Assistant's, or none). It reads the
+/// engine (names, statuses) through ``EngineView`` but never changes it, and publishes through
+/// ``MQTTPublishing``, so it runs the same against the real client and an in-memory one. The
+/// components publish their own topics through it (``publish(_:_:retain:)``), so that every
+/// publication is held until the first connection and mirrored to the console alike.
 final class Publisher {
     let connection: any MQTTPublishing
     let topics: Topics
@@ -18,8 +20,8 @@ final class Publisher {
     private(set) var payloads: Payloads
     private let diagnostics: Diagnostics
     private let engine: EngineView
-    /// Home Assistant discovery, when `homeassistant.enabled`.
-    private var homeAssistant: HomeAssistantDiscoveryTracker?
+    /// Home Assistant discovery, or ``NoDeviceDiscovery``.
+    private var discovery: any DeviceDiscovery
     /// The accessory count of the last `bridge/info`; nil before the first.
     private var infoAccessoryCount: Int?
     let info: BridgeInfo
@@ -63,7 +65,7 @@ final class Publisher {
     ///   bridge published (a cluster's, ``MirroredStates``).
     init(
         connection: any MQTTPublishing, configuration: BridgeConfiguration, topics: Topics, engine: EngineView,
-        ownership: Ownership, listing: (any AccessoryListing)? = nil, homeAssistant: HomeAssistantDiscovery?,
+        ownership: Ownership, listing: (any AccessoryListing)? = nil, discovery: any DeviceDiscovery,
         diagnostics: Diagnostics, startedAt: Timestamp
     ) {
         self.connection = connection
@@ -74,16 +76,8 @@ final class Publisher {
         self.diagnostics = diagnostics
         self.startedAt = startedAt
         payloads = Payloads(sourceNames: engine.engine.sourceNames)
-        self.homeAssistant = homeAssistant.map { HomeAssistantDiscoveryTracker(discovery: $0) }
+        self.discovery = discovery
         info = BridgeInfo(configuration: configuration, baseTopic: topics.base)
-    }
-
-    /// A random delay before answering Home Assistant's birth message, so a house full of
-    /// bridges does not answer at once (nil without discovery).
-    func homeAssistantRepublishDelay() -> Duration? {
-        guard let discovery = homeAssistant?.discovery else { return nil }
-        var generator = SystemRandomNumberGenerator()
-        return discovery.republishDelay(using: &generator)
     }
 
     // MARK: - Engine outputs
@@ -101,7 +95,7 @@ final class Publisher {
         case .pickerChanged(let picker):
             publishRetained(topics.bridgePicker, payloads.picker(picker))
             // The "Candidate" select offers only what its discovery lists.
-            if let device = homeAssistant?.candidatesChanged(Self.candidates(picker)) { publishRetained(device.topic, device.payload) }
+            if let device = discovery.candidatesChanged(Self.candidates(picker)) { publishRetained(device.topic, device.payload) }
         case .accessoryChanged(let status):
             statePublishedAt[status.accessory.id] = now
             enqueue(topics.accessory(status.accessory.id), statusBytes(status), retain: true)
@@ -111,7 +105,7 @@ final class Publisher {
             published.markChanged()
             // Discovery only when what Home Assistant shows changed (name, capabilities,
             // battery parts), not on every RSSI or placement change.
-            if let device = homeAssistant?.changed(status) { publishRetained(device.topic, device.payload) }
+            if let device = discovery.accessoryChanged(status) { publishRetained(device.topic, device.payload) }
             republishInfoIfCountChanged()
         case .accessoryRemoved(let id):
             statePublishedAt[id] = nil
@@ -119,7 +113,7 @@ final class Publisher {
             publishedAvailability[id] = nil
             // An empty retained payload clears the topic on the broker. Discovery first: Home
             // Assistant then removes the entities before their state topics turn empty.
-            if let discoveryTopic = homeAssistant?.removed(id) { enqueue(discoveryTopic, [], retain: true) }
+            if let discoveryTopic = discovery.accessoryRemoved(id) { enqueue(discoveryTopic, [], retain: true) }
             enqueue(topics.accessory(id), [], retain: true)
             enqueue(topics.availability(id), [], retain: true)
             republishInfoIfCountChanged()
@@ -160,7 +154,7 @@ final class Publisher {
             payloads.sourceNames[source] = name
             // The "Home source" selects offer named sources by name.
             let owned = engine.engine.statuses.filter { ownership.owns($0.accessory.id) }
-            for device in homeAssistant?.sourceNamesChanged(payloads.sourceNames, statuses: owned) ?? [] {
+            for device in discovery.sourceNamesChanged(payloads.sourceNames, statuses: owned) {
                 publishRetained(device.topic, device.payload)
             }
             // The retained route carries the name: it goes out again with the new one.
@@ -192,19 +186,17 @@ final class Publisher {
 
     // MARK: - Bridge topics
 
-    /// Every retained topic, after each (re)connect: a broker restart loses nothing a
-    /// subscriber relies on, and no state stays stuck `offline`.
-    func publishEverything(at now: Timestamp, gateways: JSONValue, heardGateways: [HomeAssistantGateway], lookalikes: JSONValue) {
+    /// Every retained topic of the engine's, after each (re)connect: a broker restart loses
+    /// nothing a subscriber relies on, and no state stays stuck `offline`. (The components
+    /// republish theirs next: health, gateways, look-alikes, the forms.)
+    func publishEverything(at now: Timestamp) {
         let held = heldUntilConnected ?? []
         heldUntilConnected = nil
-        publishRetained(topics.bridgeState, ["state": "online"])
+        publishRetained(topics.bridgeState, Self.onlinePayload)
         for message in held { enqueue(message.topic, message.payload, retain: message.retain) }
         let engine = self.engine.engine
         if publishesBridge {
             publishInfo()
-            publishHealth(at: now)
-            publishRetained(topics.bridgeGateways, gateways)
-            publishRetained(topics.bridgeLookalikes, lookalikes)
             publishRetained(topics.bridgePicker, payloads.picker(engine.picker))
         }
         let statuses = engine.statuses.filter { ownership.owns($0.accessory.id) }
@@ -215,10 +207,10 @@ final class Publisher {
         }
         published.keep { statePublishedAt[$0] == now }
         if publishesBridge { publishAccessoryList() }
-        _ = homeAssistant?.candidatesChanged(Self.candidates(engine.picker))
-        _ = homeAssistant?.gatewaysChanged(heardGateways)
-        // The first device is the bridge's.
-        for device in (homeAssistant?.everything(statuses) ?? []).dropFirst(publishesBridge ? 0 : 1) {
+        _ = discovery.candidatesChanged(Self.candidates(engine.picker))
+        // The first device is the bridge's (with a sensor for each gateway heard so far: the
+        // sources tell the discovery as they hear them, ``discover(gateways:)``).
+        for device in discovery.everything(statuses).dropFirst(publishesBridge ? 0 : 1) {
             publishRetained(device.topic, device.payload)
         }
         // Every source a registration lists has a route this process has not published yet:
@@ -249,23 +241,19 @@ final class Publisher {
     /// The payload of `bridge/accessories` now (the console's snapshot).
     func accessoryList() -> [UInt8] { listing.list() }
 
-    /// `bridge/gateways`, and the bridge device's discovery when the heard gateways changed
-    /// (each has its sensor there).
-    func publishGateways(_ gateways: JSONValue, heard: [HomeAssistantGateway]) {
-        guard publishesBridge else { return }
-        publishRetained(topics.bridgeGateways, gateways)
-        if let device = homeAssistant?.gatewaysChanged(heard) { publishRetained(device.topic, device.payload) }
+    /// The heard gateways changed: the bridge device's discovery (each has its sensor there).
+    func discover(gateways heard: [HomeAssistantGateway]) {
+        guard let device = discovery.gatewaysChanged(heard), publishesBridge else { return }
+        publishRetained(device.topic, device.payload)
     }
 
-    /// `bridge/lookalikes` (``LookalikeTracker/payload(modelName:)``).
-    func publishLookalikes(_ lookalikes: JSONValue) {
-        guard publishesBridge else { return }
-        publishRetained(topics.bridgeLookalikes, lookalikes)
-    }
-
-    func publishHealth(at now: Timestamp) {
-        guard publishesBridge else { return }
-        publishRetained(topics.bridgeHealth, health(at: now))
+    /// The look-alikes each away accessory could be changed: Home Assistant's "Look-alike"
+    /// selects offer only what their discovery lists.
+    func discover(lookalikes: [BluetoothAddress: [BluetoothAddress]]) {
+        let owned = engine.engine.statuses.filter { ownership.owns($0.accessory.id) }
+        for device in discovery.lookalikesChanged(lookalikes, statuses: owned) {
+            publishRetained(device.topic, device.payload)
+        }
     }
 
     func publishInfo() {
@@ -340,28 +328,6 @@ final class Publisher {
         publishRetained(topics.bridgeLastResponse, payloads.lastResponse(name, result, transaction: transaction, at: now))
     }
 
-    /// `bridge/pairing`: the pairing form's state.
-    func publishPairing(_ form: PairingForm) {
-        guard publishesBridge else { return }
-        publishRetained(topics.bridgePairing, form.payload)
-    }
-
-    /// The look-alikes each away accessory could be changed: Home Assistant's "Look-alike"
-    /// selects offer only what their discovery lists.
-    func publishLookalikeOptions(_ lookalikes: [BluetoothAddress: [BluetoothAddress]]) {
-        let owned = engine.engine.statuses.filter { ownership.owns($0.accessory.id) }
-        for device in homeAssistant?.lookalikesChanged(lookalikes, statuses: owned) ?? [] {
-            publishRetained(device.topic, device.payload)
-        }
-    }
-
-    /// `accessory/<ID>/reattach`: the re-attach form's choice for the accessory (nil: cleared,
-    /// the accessory is gone). Published by the accessory's owner.
-    func publishReattachChoice(_ id: BluetoothAddress, _ payload: JSONValue?) {
-        guard ownership.owns(id) else { return }
-        enqueue(topics.reattachChoice(id), payload?.bytes ?? [], retain: true)
-    }
-
     /// The picker's candidates as Home Assistant's "Candidate" select offers them (unnamed: by product).
     static func candidates(_ picker: Picker?) -> [HomeAssistantCandidate] {
         (picker?.candidates ?? []).map { HomeAssistantCandidate(id: $0.id, name: $0.name ?? $0.product) }
@@ -411,6 +377,9 @@ final class Publisher {
         enqueue(topic, payload.bytes, retain: true)
     }
 
+    /// A component's publication (an empty retained payload clears the topic).
+    func publish(_ topic: String, _ payload: [UInt8], retain: Bool) { enqueue(topic, payload, retain: retain) }
+
     /// Every message of the contract is QoS 1, in the engine's order.
     private func enqueue(_ topic: String, _ payload: [UInt8], retain: Bool = false) {
         mirror?(topic, payload)
@@ -441,20 +410,8 @@ final class Publisher {
     /// `bridge/state` as the will and a clean shutdown say it.
     static let offlinePayload = Array(#"{"state":"offline"}"#.utf8)
 
-    /// `online` on `bridge/state` again (a cluster peer's will said `offline`).
-    func publishOnline() {
-        publishRetained(topics.bridgeState, ["state": "online"])
-    }
-
-    /// `bridge/instances/<instance>`: a cluster instance's state, partitions and accessory count.
-    func publishInstance(_ instance: String, online: Bool, partitions: [Int], accessories: Int, at now: Timestamp) {
-        publishRetained(
-            topics.bridgeInstance(instance),
-            [
-                "instance": .string(instance), "state": .string(online ? "online" : "offline"),
-                "partitions": .array(partitions.map { .int($0) }), "accessories": .int(accessories), "at": .string(ISO8601.string(now)),
-            ])
-    }
+    /// `bridge/state` as a connection says it.
+    static let onlinePayload: JSONValue = ["state": "online"]
 
     /// Whether this instance publishes the bridge's own topics: while it holds partition 0
     /// (a single bridge always does).

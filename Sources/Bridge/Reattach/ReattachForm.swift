@@ -28,7 +28,7 @@ struct ReattachForm: Hashable, Sendable {
 
     /// The request name the form's answers and refusals use (`bridge/response/reattach/set`,
     /// `bridge/last_response`); "Re-attach" itself is answered as `accessory/reattach`.
-    static let requestName = "reattach/set"
+    static let requestName = FormName.reattach
 
     /// What Home Assistant's select shows for no choice (a select state `none` shows as unknown).
     static let noChoice = "(none)"

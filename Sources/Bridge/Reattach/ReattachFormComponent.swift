@@ -1,4 +1,5 @@
 import AccessoryKit
+import Configuration
 import JSON
 import MQTT
 
@@ -8,55 +9,55 @@ import MQTT
 ///
 /// In a cluster every instance hears the form; the one that owns the accessory acts on it and
 /// publishes its choice, as it answers the accessory's requests.
-final class ReattachFormComponent: RuntimeComponent {
+final class ReattachFormComponent: FormComponent {
     private(set) var form = ReattachForm()
+    private let topics: Topics
 
-    var claims: Set<TopicClaim> { [.reattachForm] }
+    init(topics: Topics) { self.topics = topics }
 
-    func handle(_ message: MQTTMessage, route: IngestRoute, _ runtime: BridgeRuntime) async {
-        guard case .reattach = route else { return }
-        // A retained press would be carried out again after every reconnect.
-        if message.retain { return runtime.logger.warning(Ingest.retainedRefusal(message.topic)) }
-        let command = ReattachForm.decode(message.payload)
+    var formTopic: String { topics.bridgeReattachSet }
+
+    func press(_ payload: [UInt8], _ context: ComponentContext) async {
+        let command = ReattachForm.decode(payload)
         let answer = { (result: Result<JSONValue, ResponseError>) in
-            runtime.respond(ReattachForm.requestName, result, transaction: command.transaction, to: .mqtt)
+            context.respond(ReattachForm.requestName, result, transaction: command.transaction)
         }
         switch command.decoded {
         case .failure(let error):
             // A refusal that names no accessory is answered by the bridge's owner alone.
-            if runtime.ownership.ownsBridge { answer(.failure(error)) }
+            if context.ownsBridge { answer(.failure(error)) }
         case .success(.choose(let id, let lookalike)):
-            guard runtime.ownership.owns(id) else { return }
-            guard runtime.engine.status(of: id) != nil else {
+            guard context.owns(id) else { return }
+            guard context.engine.status(of: id) != nil else {
                 return answer(.failure(.invalidRequest("unknown accessory \(id)", accessoryControl: false)))
             }
             form.choose(lookalike, for: id)
-            runtime.publisher.publishReattachChoice(id, form.payload(of: id))
+            context.publishAccessory(id, topics.reattachChoice(id), form.payload(of: id))
             answer(.success(["id": .string(id.description), "lookalike": lookalike.map { .string($0.description) } ?? .null]))
         case .success(.reattach(let id)):
-            guard runtime.ownership.owns(id) else { return }
-            await runtime.handle(form.reattachRequest(id, transaction: command.transaction), answer: .mqtt, at: runtime.clock())
+            guard context.owns(id) else { return }
+            await context.handle(form.reattachRequest(id, transaction: command.transaction), answer: .mqtt)
             // Re-attached: the choice is spent (a refusal keeps it, for another try).
-            if let chosen = form.choice(of: id), runtime.engine.followedAddress(of: id) == chosen {
+            if let chosen = form.choice(of: id), context.engine.followedAddress(of: id) == chosen {
                 form.choose(nil, for: id)
-                runtime.publisher.publishReattachChoice(id, form.payload(of: id))
+                context.publishAccessory(id, topics.reattachChoice(id), form.payload(of: id))
             }
         }
     }
 
     /// A removed accessory's choice goes, and its topic is cleared.
-    func applied(_ outputs: [EngineOutput], _ runtime: BridgeRuntime) {
+    func applied(_ outputs: [EngineOutput], at now: Timestamp, _ context: ComponentContext) {
         for case .accessoryRemoved(let id) in outputs {
             form.choose(nil, for: id)
-            runtime.publisher.publishReattachChoice(id, nil)
+            context.publishAccessory(id, topics.reattachChoice(id), nil)
         }
     }
 
     /// Every owned accessory's choice (none after a restart, which also replaces a choice the
     /// broker kept from before it).
-    func republish(_ runtime: BridgeRuntime) {
-        for id in runtime.engine.engine.accessories.map(\.id) where runtime.ownership.owns(id) {
-            runtime.publisher.publishReattachChoice(id, form.payload(of: id))
+    func republish(at now: Timestamp, _ context: ComponentContext) {
+        for id in context.engine.engine.accessories.map(\.id) where context.owns(id) {
+            context.publishAccessory(id, topics.reattachChoice(id), form.payload(of: id))
         }
     }
 }

@@ -1,4 +1,6 @@
 import AccessoryKit
+import Configuration
+import MQTT
 import Storage
 import Telemetry
 
@@ -14,6 +16,21 @@ final class Diagnostics {
 
     init(logger: BridgeLogger) { self.logger = logger }
 
+    /// The runtime's: the configured level and format, warnings forwarded to `bridge/log`
+    /// (QoS 0: a log line is not worth a retry).
+    convenience init(
+        configuration: BridgeConfiguration, connection: any MQTTPublishing, topics: Topics, clock: @escaping @Sendable () -> Timestamp
+    ) {
+        let level = BridgeLogger.Level(name: configuration.log.level.rawValue) ?? .info
+        let forwarding = Payloads()
+        self.init(
+            logger: BridgeLogger(minimum: level, json: configuration.log.format.rawValue == "json", clock: clock) { level, message in
+                connection.enqueue(
+                    topic: topics.bridgeLog, payload: forwarding.log(level: level.name, message: message, at: clock()).bytes,
+                    qos: .atMostOnce, retain: false)
+            })
+    }
+
     /// A line at most once a minute per key; `suppressed` words what was held back since.
     func limited(
         _ key: RateLimitKey, at now: Timestamp, _ level: BridgeLogger.Level,
@@ -24,11 +41,12 @@ final class Diagnostics {
         logger.log(level, message() + (admission.suppressed > 0 ? suppressed(admission.suppressed) : ""))
     }
 
-    /// Telemetry refused from a gateway: counted, and logged at most once a minute per gateway.
-    func rejectTelemetry(gateway: String, reason: String, at now: Timestamp) {
+    /// Telemetry refused from a gateway: counted by its reason, and logged at most once a
+    /// minute per gateway.
+    func refuseTelemetry(_ refusal: TelemetryRefusal, at now: Timestamp) {
         counters.telemetryRejected += 1
-        counters.rejectedByReason[Self.rejectionReason(reason), default: 0] += 1
-        limited(.gateway(gateway), at: now, .warning, "telemetry from gateway '\(gateway)' rejected: \(reason)") {
+        counters.rejectedByReason[refusal.reason.label, default: 0] += 1
+        limited(.gateway(refusal.gateway), at: now, .warning, "telemetry from gateway '\(refusal.gateway)' rejected: \(refusal.message)") {
             " (\($0) more rejected since the last report)"
         }
     }
@@ -62,29 +80,11 @@ final class Diagnostics {
         counters.errorsByCode[code, default: 0] += 1
     }
 
-    /// A request answered. Unknown names are counted as `other`, so a client inventing names
-    /// cannot make the metrics grow.
+    /// A request answered (a form's press is answered like one). Unknown names are counted as
+    /// `other`, so a client inventing names cannot make the metrics grow.
     func countRequest<Value>(_ name: String, _ result: Result<Value, ResponseError>, overHTTP: Bool) {
-        let known = RequestDecoder.names.contains(name) || name == PairingForm.requestName
+        let known = RequestName(rawValue: name) != nil || FormName(rawValue: name) != nil
         let status = if case .success = result { "ok" } else { "error" }
         counters.requests[.init(name: known ? name : "other", status: status, via: overHTTP ? "http" : "mqtt"), default: 0] += 1
-    }
-
-    func countGatewayMessage(_ index: Int) {
-        if index >= counters.gatewayMessages.count {
-            counters.gatewayMessages.append(contentsOf: repeatElement(0, count: index + 1 - counters.gatewayMessages.count))
-        }
-        counters.gatewayMessages[index] += 1
-    }
-
-    /// A bounded label for a rejection's text: the parser's code (`invalidJSON: ...`), or
-    /// what the ingest says of an accessory it does not know or content it cannot use.
-    static func rejectionReason(_ text: String) -> String {
-        if let colon = text.firstIndex(of: ":"), let code = TelemetryRejection.Code(rawValue: String(text[..<colon])) {
-            return code.rawValue
-        }
-        if text.contains("no known accessory") || text.hasPrefix("telemetry for unknown accessory") { return "unknownAccessory" }
-        if text.hasPrefix("invalid content for accessory") { return "invalidContent" }
-        return "other"
     }
 }

@@ -9,10 +9,8 @@ struct RuntimeCounters {
     var storageFailures = 0
     /// Errors by code (`aabridge_errors_total`): codes are the API's enumerations, a bounded set.
     var errorsByCode: [String: Int] = [:]
-    /// Telemetry a parser or the ingest refused, by reason (``Diagnostics/rejectionReason(_:)``).
+    /// Telemetry a parser or the ingest refused, by reason (``TelemetryRefusal/Reason/label``).
     var rejectedByReason: [String: Int] = [:]
-    /// Messages taken from each configured gateway entry, by its index.
-    var gatewayMessages: [Int] = []
     /// Requests answered, by name (a known one, or `other`), status and transport.
     var requests: [RequestCount: Int] = [:]
 

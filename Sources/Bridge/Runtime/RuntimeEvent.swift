@@ -11,12 +11,8 @@ enum RuntimeEvent: Sendable {
     case wake
     /// Requests are waiting in the ``RequestLane`` (handled before any other event).
     case requests
-    /// Home Assistant came back online: republish discovery and state.
-    case republish
-    /// A call from the HTTP server (``HTTPCall``: a request, metrics, health, a console stream).
-    case http(HTTPCall)
-    /// What the cluster membership found (``ClusterMembership``): ownership, hand-overs,
-    /// changes other instances stored.
-    case cluster(ClusterEvent)
+    /// A component's own event (``ComponentMailbox``): an HTTP call, what the cluster
+    /// membership found, a delayed republish. Only that component is handed it.
+    case component(index: Int, event: any Sendable)
     case shutdown(signal: Int32)
 }

@@ -84,7 +84,7 @@ final class HouseholdWeek {
     private let directory: URL
     private let configuration: BridgeConfiguration
     private var core: RuntimeCore
-    private var ingest: Ingest
+    private var ingest: IngestFeed
     private var generator: SplitMix64
     private var report: Report
 
@@ -155,15 +155,13 @@ final class HouseholdWeek {
     deinit { try? FileManager.default.removeItem(at: directory) }
 
     /// The stages over the database, as a start of `aabridge run` builds them.
-    private static func start(_ configuration: BridgeConfiguration) throws -> (RuntimeCore, Ingest) {
+    private static func start(_ configuration: BridgeConfiguration) throws -> (RuntimeCore, IngestFeed) {
         let store = try AccessoryStore(path: configuration.storage.path)
         let core = RuntimeCore(
             engine: BridgeEngine(configuration: configuration.engine, restored: try store.load()),
             storage: StorageWorker(store: store), diagnostics: Diagnostics(logger: BridgeLogger(minimum: .error)),
             ownership: .solo())
-        let ingest = Ingest(
-            configuration: configuration, router: TopicRouter(configuration: configuration, topics: Topics(base: "aabridge"), claims: []),
-            engine: core.view, homeAssistant: nil)
+        let ingest = IngestFeed(configuration: configuration, engine: core.view)
         return (core, ingest)
     }
 
@@ -262,7 +260,7 @@ final class HouseholdWeek {
                 if ProcessInfo.processInfo.environment["AABRIDGE_WEEK_DEBUG"] != nil {
                     let day = now / Self.day, clock = now % Self.day
                     print(
-                        "LOST day \(day) \(clock / 3600):\(clock % 3600 / 60) \(pairs[index].name) at \(live[index].address) in \(live[index].room) since \(since % Self.day / 3600):\(since % 3600 / 60) lookalikes \(ingest.lookalikes.newest.map { "\($0.address) \($0.firstGateway) \($0.couldBe)" })"
+                        "LOST day \(day) \(clock / 3600):\(clock % 3600 / 60) \(pairs[index].name) at \(live[index].address) in \(live[index].room) since \(since % Self.day / 3600):\(since % 3600 / 60) lookalikes \(ingest.lookalikes.tracker.newest.map { "\($0.address) \($0.firstGateway) \($0.couldBe)" })"
                     )
                 }
                 report.lost += 1
@@ -350,7 +348,9 @@ final class HouseholdWeek {
                 await advertise(index, gateway: live[index].room, at: now)
             }
             while let deadline = core.nextDeadline, deadline <= Self.time(now) { await perform(.tick, at: now) }
-            if let expiry = ingest.lookalikes.nextExpiry, expiry <= Self.time(now) { ingest.expireLookalikes(at: Self.time(now)) }
+            if let expiry = ingest.lookalikes.tracker.nextExpiry, expiry <= Self.time(now) {
+                ingest.lookalikes.tracker.expire(at: Self.time(now))
+            }
             if now % 60 == 0 { await core.flushDeferredWrites(at: Self.time(now)) }
             now += Self.advertisementSeconds
         }
@@ -368,7 +368,7 @@ final class HouseholdWeek {
         }
         await advertise(index, gateway: live[index].room, at: now)
         let id = live[index].address
-        let request = try ingest.prepare(.selectCandidate(id, name: pairs[index].name), at: Self.time(now)).get()
+        let request = try ingest.ingest.prepare(.selectCandidate(id, name: pairs[index].name), at: Self.time(now)).get()
         let outcome = await perform(.request(request, name: "picker/select"), at: now)
         guard case .success? = outcome.result else {
             throw BrokerError("could not pair \(pairs[index].name): \(String(describing: outcome.result))")

@@ -1,6 +1,7 @@
 import AccessoryKit
 import Configuration
 import JSON
+import Telemetry
 
 /// The gateways for `bridge/gateways`: one entry per `gateways:` entry of the configuration
 /// (its name and format, from the start), and under each the gateways heard through it (the
@@ -25,7 +26,7 @@ struct GatewayTracker {
 
     struct Configured {
         let name: String
-        let format: String
+        let format: GatewayFormat
         var heard: [String: Heard] = [:]
         /// Since the start, for `/metrics` (per entry, so the labels stay few).
         var totals = AdvertisementWindow.Counts()
@@ -56,12 +57,8 @@ struct GatewayTracker {
     /// The Apple accessories without an IRK, by name (what an ESPresense node needs).
     private(set) var needingIRK: [String] = []
 
-    init(configured: [(name: String, format: String)] = []) {
+    init(configured: [(name: String, format: GatewayFormat)] = []) {
         self.configured = configured.map { Configured(name: $0.name, format: $0.format) }
-    }
-
-    init(configuration: BridgeConfiguration) {
-        self.init(configured: configuration.gateways.map { ($0.name, $0.format.rawValue) })
     }
 
     /// Records traffic from gateway `name`, heard through the configured entry at `index`;
@@ -75,12 +72,17 @@ struct GatewayTracker {
             configured[index].heard[name] = heard
             return changed
         }
+        return add(name, through: index, Heard(state: "online", lastSeen: time))
+    }
+
+    /// A gateway heard for the first time, unless the bound is reached (then it is counted).
+    private mutating func add(_ name: String, through index: Int, _ heard: Heard) -> Bool {
         guard heardCount < Self.maximumHeardGateways else {
             namesLeftOut += 1
             return false
         }
         heardCount += 1
-        configured[index].heard[name] = Heard(state: "online", lastSeen: time)
+        configured[index].heard[name] = heard
         return true
     }
 
@@ -147,7 +149,7 @@ struct GatewayTracker {
         let lastSeen = configured[index].heard.values[position].lastSeen
         let minute = window.lastMinute(at: time ?? lastSeen ?? Timestamp(milliseconds: 0))
         let noData = minute.advertisements >= GatewayProblem.minimumAdvertisements && minute.withManufacturerData == 0
-        let needsIRK = !needingIRK.isEmpty && configured[index].format == "espresense"
+        let needsIRK = !needingIRK.isEmpty && configured[index].format == .espresense
         let before = configured[index].heard.values[position].problems
         // The common case, nothing wrong before or now, allocates nothing.
         if before.isEmpty && !noData && !needsIRK { return [] }
@@ -184,13 +186,7 @@ struct GatewayTracker {
             configured[index].heard[name] = heard
             return true
         }
-        guard heardCount < Self.maximumHeardGateways else {
-            namesLeftOut += 1
-            return false
-        }
-        heardCount += 1
-        configured[index].heard[name] = Heard(state: state, lastSeen: online ? time : nil)
-        return true
+        return add(name, through: index, Heard(state: state, lastSeen: online ? time : nil))
     }
 
     /// `bridge/gateways` at `now`: the configured entries in configuration order, each heard
@@ -212,7 +208,7 @@ struct GatewayTracker {
                     return .object(fields)
                 }
                 var fields: [(String, JSONValue)] = [
-                    ("name", .string(entry.name)), ("format", .string(entry.format)), ("state", .string(entry.state)),
+                    ("name", .string(entry.name)), ("format", .string(entry.format.rawValue)), ("state", .string(entry.state)),
                     ("last_seen", Self.time(entry.lastSeen)),
                 ]
                 fields += figures(total, problems: problems.sorted { $0.rawValue < $1.rawValue })

@@ -2,8 +2,8 @@ import AccessoryKit
 import JSON
 
 /// The request path: `bridge/request/<name>`, the console's `POST /api/request/<name>` and the
-/// pairing form's "Pair" all end here, each with where its answer goes.
-extension BridgeRuntime {
+/// forms' presses all end here, each with where its answer goes.
+extension RuntimeStages {
     /// Exactly one answer, to `answer`, given only after the change is committed to storage
     /// (``RuntimeCore/handleRequest(_:name:at:)``).
     func handle(_ request: IncomingRequest, answer: RequestAnswer, at now: Timestamp) async {
@@ -46,7 +46,7 @@ extension BridgeRuntime {
         }
     }
 
-    private func respond(
+    func respond(
         _ request: IncomingRequest, _ result: Result<JSONValue, ResponseError>, to answer: RequestAnswer, countError: Bool = true
     ) {
         respond(request.name, result, transaction: request.transaction, to: answer, countError: countError, accessory: request.accessory)
