@@ -63,6 +63,12 @@ public struct Advertisement: Hashable, Sendable {
         manufacturerData.lazy.compactMap { try? ProximityPairing(manufacturerData: $0) }.first
     }
 
+    /// The Apple proximity-pairing message of any variant a genuine accessory sends, with what it
+    /// carries in clear (``ProximityPairingMessage``); `nil` when there is none, or it is refused.
+    public var proximityPairingMessage: ProximityPairingMessage? {
+        manufacturerData.lazy.compactMap { try? ProximityPairingMessage(manufacturerData: $0) }.first
+    }
+
     /// Why the advertisement's Apple proximity-pairing message is refused, when it has one that
     /// is (``ProximityPairing/Malformation``); `nil` when it has none or a decodable one.
     public var proximityPairingMalformation: ProximityPairing.Malformation? {

@@ -16,6 +16,15 @@ import AccessoryKit
 /// - TheengsDecoder (github.com/theengs/decoder, `APPLEAIRPODS_json.h`), whose lookup of
 ///   0x2002, 0x200E, 0x2014, 0x2003, 0x2005 and 0x2006 agrees.
 /// - furiousMAC "continuity" and OpenPods for the message layout (``ProximityPairing``).
+/// - Powerbeats Fit (sold from 2025): CAPod does not list it yet; its id 0x202F comes from the
+///   model tables of BLE spoofing tools (Flipper Zero's apple_ble_spam and its ports: "Powerbeats
+///   Fit", bytes 0x2F 0x20), a weaker source: those same tables give ids for AirPods 4 and
+///   Powerbeats Pro 2 that disagree with CAPod's and with owners' BlueZ modalias (0x2019,
+///   0x201D), so only this id, which nothing contradicts, is taken, with a low-confidence quirk.
+///
+/// Checked against CAPod at abf28f3 (2026-08-22), every model it knows is here. Not here: the
+/// AirPods Pro 3 case's own advertisement carries no model id at all (``ProximityPairingMessage``),
+/// so there is none to list.
 ///
 /// A model missing here still decodes: its `model` is `null`, its wear bits are read the
 /// earbuds' way and "worn" takes the product's hardware type (domain.md, placement).
@@ -55,6 +64,13 @@ public enum AppleModelCatalogue {
         AppleModel(0x200D, "Powerbeats4", .inEarBud, wear: .none, batteries: .single, quirks: [noWearSensor]),
         AppleModel(0x200B, "Powerbeats Pro", .inEarBud),
         AppleModel(0x201D, "Powerbeats Pro 2", .inEarBud),
+        AppleModel(
+            0x202F, "Powerbeats Fit", .inEarBud,
+            quirks: [
+                .init(
+                    "model id from BLE tools' model tables only, no capture: wear bits and batteries assumed as its predecessor Beats Fit Pro's",
+                    confidence: .low, source: "Flipper Zero apple_ble_spam tables (\"Powerbeats Fit\" 0x2F20)")
+            ]),
         AppleModel(0x2005, "BeatsX", .inEarBud, wear: .none, batteries: .single, quirks: [noWearSensor]),
         AppleModel(0x2010, "Beats Flex", .inEarBud, wear: .none, batteries: .single, quirks: [noWearSensor]),
         AppleModel(0x2012, "Beats Fit Pro", .inEarBud),

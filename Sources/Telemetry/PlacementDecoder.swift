@@ -79,7 +79,11 @@ public enum PlacementDecoder: Hashable, Sendable {
         case .none:
             return nil
         case .appleProximity:
-            guard let pairing = advertisement.appleProximityPairing else { return nil }
+            guard let pairing = advertisement.appleProximityPairing else {
+                // A variant without status (docs/telemetry.md) still names a known model when it
+                // carries one in clear: the model alone, no placement, battery or wear.
+                return advertisement.proximityPairingMessage?.knownModel.map { AdvertisementSighting.Decoded(model: $0.name) }
+            }
             // A known model's own hardware type decides what worn means (AirPods Max are over
             // the ear whatever the product says), and its own bits say worn; a model without a
             // wear sensor gives battery and model only.

@@ -22,8 +22,12 @@ import AccessoryKit
 ///   closed". These last bits are the least corroborated, so ``leftInCase``/``rightInCase`` and
 ///   ``lidOpen`` are optional and only set when those bits say something definite.
 ///
-/// A message public decoders refuse, or whose bytes contradict themselves, is refused
-/// (``Malformation``) rather than decoded: the gateway parsers reject the advertisement, counted
+/// This is the status frame (prefix 0x01) only. Genuine accessories send other variants too (the
+/// case's own advertisement, a short prefix-0x00 frame, prefix 0x07 on connect): they carry no
+/// status, so this type does not decode them (``DecodingError/noStatus(_:)``), but they are no
+/// malformation: ``ProximityPairingMessage`` names them and reads what they carry in clear, and
+/// each is a sighting. A message whose bytes contradict themselves, or that only counterfeits
+/// send, is refused (``Malformation``): the gateway parsers reject the advertisement, counted
 /// with the reason. Batteries are laid out by model (``battery``, ``AppleModel/Batteries``).
 public struct ProximityPairing: Hashable, Sendable {
     /// Why manufacturer data is not a decodable proximity-pairing message.
@@ -32,21 +36,24 @@ public struct ProximityPairing: Hashable, Sendable {
         case notApple(UInt16)
         /// Apple data, but no type 0x07 message in it; carries the first message type found.
         case notProximityPairing(UInt8?)
-        /// A type 0x07 message too short for the status fields.
+        /// A status message (prefix 0x01) too short for the status fields, or an empty message.
         case truncated(Int)
+        /// A genuine variant that carries no status: its first byte (prefix) is not 0x01
+        /// (``ProximityPairingMessage`` reads what it carries). Not refused: it is a sighting.
+        case noStatus(UInt8)
         /// A type 0x07 message that public decoders refuse, or whose bytes contradict
         /// themselves: refused, and counted with the reason (``Malformation``).
         case malformed(Malformation)
     }
 
-    /// Why a proximity-pairing message is refused rather than decoded.
+    /// Why a proximity-pairing message is refused rather than decoded: what no genuine accessory
+    /// sends. A prefix other than 0x01 is not among them: genuine accessories send such frames
+    /// (``ProximityPairingMessage/Variant``), so they are sightings without a status.
     public enum Malformation: String, Error, Hashable, Sendable, CaseIterable, CustomStringConvertible {
         /// Length byte 0x13: the shorter message of counterfeit AirPods (CAPod decodes it only as
-        /// "fake AirPods"; its battery and status bytes do not follow Apple's layout).
+        /// "fake AirPods"; its battery and status bytes do not follow Apple's layout). No public
+        /// source documents that layout, so it stays refused rather than read as Apple's.
         case counterfeit
-        /// A first byte other than 0x01: not the plaintext status (CAPod #603: AirPods send prefix
-        /// 0x07 frames from their identity address on connect, whose other bytes are not status).
-        case prefix
         /// The message ends before its length byte says.
         case shorterThanLength
         /// Bytes follow the message that are no whole Continuity message: the data is longer
@@ -58,7 +65,6 @@ public struct ProximityPairing: Hashable, Sendable {
         public var description: String {
             switch self {
             case .counterfeit: "length byte 0x13 (counterfeit AirPods)"
-            case .prefix: "prefix other than 0x01 (not a status message)"
             case .shorterThanLength: "message shorter than its length byte"
             case .longerThanLength: "data longer than the message's length byte"
             case .nibbleOutOfRange: "battery nibble out of range (11...14)"
@@ -121,6 +127,10 @@ public struct ProximityPairing: Hashable, Sendable {
         }
         let payload = manufacturerData.payload
         let message = payload[try Self.message(in: payload)]
+        // Only the status variant (prefix 0x01) carries what is read below.
+        guard let prefix = message.first else { throw .truncated(0) }
+        guard prefix == Self.statusPrefix else { throw .noStatus(prefix) }
+        guard message.count >= 7 else { throw .truncated(message.count) }
         // Read in place, offsets from the message's start (no copy of it: this runs for every sighting).
         let start = message.startIndex
         func byte(_ offset: Int) -> UInt8 { message[start + offset] }
@@ -162,8 +172,9 @@ public struct ProximityPairing: Hashable, Sendable {
 
     /// Where the proximity-pairing message's bytes (after its type and length) are in `payload`,
     /// Apple's manufacturer data after the company identifier, once they are checked: whole, no
-    /// stray bytes after them, not counterfeit, long enough for the status fields, prefix 0x01,
-    /// battery nibbles tenths or unknown. Building no value, it is also what the gateway
+    /// stray bytes after them, not counterfeit, and, in a status message (prefix 0x01, 7 bytes
+    /// or more), battery nibbles tenths or unknown. Any other variant passes: genuine devices
+    /// send them (``ProximityPairingMessage``). Building no value, it is also what the gateway
     /// parsers' refusal asks (``Advertisement/proximityPairingMalformation``).
     /// - Throws: ``DecodingError`` when there is no such message or it is refused.
     static func message(in payload: [UInt8]) throws(DecodingError) -> Range<Int> {
@@ -189,10 +200,11 @@ public struct ProximityPairing: Hashable, Sendable {
             index += 2 + Int(payload[index + 1])
         }
         guard payload[message.lowerBound - 1] != counterfeitLength else { throw .malformed(.counterfeit) }
-        // prefix, model (2), status, battery, charging/case, lid: 7 bytes are needed.
-        guard message.count >= 7 else { throw .truncated(message.count) }
+        // Only a status message has nibbles to check: prefix, model (2), status, battery,
+        // charging/case, lid are 7 bytes. Shorter, or another prefix, it is a variant without a
+        // status, counted as a sighting and read by ProximityPairingMessage.
         let start = message.lowerBound
-        guard payload[start] == statusPrefix else { throw .malformed(.prefix) }
+        guard message.count >= 7, payload[start] == statusPrefix else { return message }
         let battery = payload[start + 4], caseNibble = payload[start + 5] & 0x0F
         guard isLevel(battery & 0x0F), isLevel(battery >> 4), isLevel(caseNibble) else { throw .malformed(.nibbleOutOfRange) }
         return message

@@ -85,8 +85,8 @@ public struct TelemetryParser: Hashable, Sendable {
         }
     }
 
-    /// Refuses an advertisement whose proximity-pairing message public decoders refuse, or that
-    /// contradicts itself: the message as a whole, so nothing of it is published
+    /// Refuses an advertisement whose proximity-pairing message no genuine accessory sends (a
+    /// counterfeit's, or one that contradicts itself): the message as a whole, so nothing of it is published
     /// (docs/telemetry.md, "Refused frames"). Called by the parsers of formats that carry
     /// manufacturer data, on the advertisement before it is wrapped (no copy of it).
     static func refuseMalformedProximityPairing(_ advertisement: Advertisement, field: String) throws(TelemetryRejection) {

@@ -24,9 +24,10 @@ public struct TelemetryRejection: Error, Hashable, Sendable, CustomStringConvert
         case invalidValue
         /// Raw advertisement data whose AD structures are truncated or malformed.
         case malformedAdvertisement
-        /// An Apple proximity-pairing message that is refused (``ProximityPairing/Malformation``:
-        /// counterfeit, a prefix other than 0x01, shorter or longer than its length byte, a battery
-        /// nibble out of range): the message names which.
+        /// An Apple proximity-pairing message that no genuine accessory sends
+        /// (``ProximityPairing/Malformation``: counterfeit, shorter or longer than its length
+        /// byte, a battery nibble out of range): the message names which. A variant without
+        /// status (a prefix other than 0x01) is not refused: it is a sighting.
         case invalidProximityPairing
     }
 

@@ -105,14 +105,13 @@ struct BatteryFlowTests {
             let before = await observer.waitFor(Self.stateTopic)
             let bad = [
                 Self.sighting(model: 0x2014, status: 0x75, battery: 0xAA, chargingAndCase: 0x58, length: 0x13), // counterfeit
-                Self.sighting(model: 0x2019, status: 0x35, battery: 0xDF, chargingAndCase: 0xDE, prefix: 0x07), // prefix
                 Self.sighting(model: 0x200E, status: 0x22, battery: 0xB5, chargingAndCase: 0x05), // nibble 11
                 #"{"id":"\#(Fixture.airPods)","manufacturerdata":"4c000719010e2022f58f","rssi":-55}"#, // shorter
                 #"{"id":"\#(Fixture.airPods)","manufacturerdata":"4c000709010e2022f58f00000042","rssi":-55}"#, // longer
             ]
             for payload in bad { try await observer.publish(Self.gatewayTopic, payload) }
             let health = try await observer.request("health")
-            #expect(health["data"]?["telemetry_rejected"] == 5, "\(health)")
+            #expect(health["data"]?["telemetry_rejected"] == 4, "\(health)")
             let log = await observer.waitFor("aabridge/bridge/log") { $0["level"] == "warning" }
             #expect(
                 log?["message"]?.stringValue?.contains("invalidProximityPairing: Apple proximity pairing refused: length byte 0x13") == true
@@ -121,6 +120,36 @@ struct BatteryFlowTests {
             for key in ["battery", "model", "available", "last_seen", "rssi"] {
                 #expect(state?[key] == before?[key], "\(key) unchanged")
             }
+        }
+    }
+
+    @Test("frames without status (prefix 0x07 on connect, 0x00, the case's own) are sightings: RSSI taken, nothing rejected")
+    func variantsWithoutStatus() async throws {
+        try await withBridge { _, observer async throws in
+            await observer.waitFor(Self.stateTopic)
+            // A status frame first: its battery must survive the frames that carry none.
+            try await observer.publish(
+                Self.gatewayTopic, Self.sighting(model: 0x200E, status: 0x22, battery: 0x78, chargingAndCase: 0x05))
+            _ = await observer.waitFor(Self.stateTopic) { $0["battery"] != .null }
+            // CAPod #603's prefix-0x07 frame (AirPods 4 on connect), a prefix-0x00 frame of 15
+            // bytes, the AirPods Pro 3 case's 0x06 + 16 bytes, each from the accessory's address.
+            let frames = [
+                "4c000719071920" + "35dfde4676ce665cf46ebab6ac1b694ca7d809bf9a04",
+                "4c00070f000e20" + String(repeating: "00", count: 12),
+                "4c00071106" + "0123456789abcdef0123456789abcdef",
+            ]
+            for (index, frame) in frames.enumerated() {
+                let rssi = -41 - index
+                try await observer.publish(
+                    Self.gatewayTopic, #"{"id":"\#(Fixture.airPods)","manufacturerdata":"\#(frame)","rssi":\#(rssi)}"#)
+                // A rename publishes the state at once, with the RSSI the sighting left.
+                _ = try await observer.request("accessory/rename", #""id":"\#(Fixture.airPods)","name":"Alice \#(index)""#)
+                let state = await observer.waitFor(Self.stateTopic) { $0["name"] == .string("Alice \(index)") }
+                #expect(state?["rssi"] == .int(rssi), "frame \(index) counted as a sighting")
+                #expect(state?["battery"]?["left"] == 80, "frame \(index) leaves the battery as it was")
+            }
+            let health = try await observer.request("health")
+            #expect(health["data"]?["telemetry_rejected"] == 0, "\(health)")
         }
     }
 }

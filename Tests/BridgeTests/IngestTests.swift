@@ -224,4 +224,20 @@ struct IngestTests {
         #expect(kitchen(at: 2_000)?["advertisements_per_min"] == .int(2))
         #expect(kitchen(at: 2_000)?["attributed"] == .int(0))
     }
+
+    @Test("the case's own frame without a key: counted on the gateway's figures, attributed to nobody, not rejected")
+    func chargingCaseWithoutKey() throws {
+        var ingest = try Self.ingest()
+        let topic = "home/kitchen/BTtoMQTT/5B1C2D3E4F60"
+        let payload = #"{"id":"5B:1C:2D:3E:4F:60","mac_type":1,"manufacturerdata":"\#(ChargingCaseFlowTests.caseFrame)","rssi":-52}"#
+        let outcome = ingest.ingest(Self.message(topic, payload), route: ingest.router.route(topic), at: Timestamp(milliseconds: 1_000))
+        #expect(outcome.rejection == nil)
+        guard case .none = outcome.effect else {
+            Issue.record("nobody's, with the picker closed: no input expected, got \(outcome.effect)")
+            return
+        }
+        let kitchen = ingest.gatewaysPayload(at: Timestamp(milliseconds: 1_000)).arrayValue?.first?["heard"]?.arrayValue?.first
+        #expect(kitchen?["advertisements_per_min"] == .int(1))
+        #expect(kitchen?["attributed"] == .int(0))
+    }
 }

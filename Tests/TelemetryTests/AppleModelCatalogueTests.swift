@@ -51,6 +51,9 @@ struct AppleModelCatalogueTests {
         // The product's type does not override a known model's.
         #expect(Self.decode(model: 0x2027, status: 0x22, product: .overEarHeadphone)?.placement == .inEar)
         #expect(Self.decode(model: 0x2012, status: 0x02)?.model == "Beats Fit Pro")
+        // Sold from 2025; its id from BLE tools' tables only, so its quirk says the confidence is low.
+        #expect(Self.decode(model: 0x202F, status: 0x02)?.model == "Powerbeats Fit")
+        #expect(AppleModelCatalogue.model(0x202F)?.quirks.first?.confidence == .low)
     }
 
     @Test("AirPods Max: status bit 0x20 is worn, overTheEar, whatever the product says; the earbud bits are not")

@@ -61,7 +61,7 @@ struct BatteryLayoutTests {
         #expect(single.battery == nil)
     }
 
-    @Test("refused frames: counterfeit, prefix, shorter or longer than the length byte, nibbles 11...14")
+    @Test("refused frames: counterfeit, shorter or longer than the length byte, nibbles 11...14; never another prefix")
     func refusedFrames() throws {
         func malformation(_ payload: [UInt8]) -> ProximityPairing.Malformation? {
             do throws(ProximityPairing.DecodingError) {
@@ -75,9 +75,14 @@ struct BatteryLayoutTests {
         let good = Self.frame(model: 0x200E, status: 0x22, battery: 0x55, chargingAndCase: 0x05)
         #expect(malformation(good) == nil)
         #expect(malformation(Self.frame(model: 0x200E, status: 0x75, battery: 0xAA, chargingAndCase: 0x58, length: 0x13)) == .counterfeit)
-        var prefix = good
-        prefix[2] = 0x07
-        #expect(malformation(prefix) == .prefix)
+        // A prefix other than 0x01 is a genuine variant without status (issue 48): no status is
+        // decoded, and it is not refused.
+        for first: UInt8 in [0x00, 0x06, 0x07, 0x42] {
+            var prefix = good
+            prefix[2] = first
+            #expect(malformation(prefix) == nil, "prefix \(first)")
+            #expect(throws: ProximityPairing.DecodingError.noStatus(first)) { try Self.decode(prefix) }
+        }
         #expect(malformation(Array(good.dropLast())) == .shorterThanLength)
         #expect(malformation(good + [0x42]) == .longerThanLength)
         #expect(malformation(good + [0x10, 0x05, 0x01]) == .longerThanLength, "a message that runs past the end")

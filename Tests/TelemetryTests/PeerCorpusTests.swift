@@ -69,6 +69,12 @@ struct PeerFrame: CustomTestStringConvertible, Sendable {
         do throws(ProximityPairing.DecodingError) {
             pairing = try ProximityPairing(manufacturerData: data)
         } catch {
+            // A genuine variant without status (issue 48) is a sighting, not a refusal: only what
+            // it carries in clear, the model, is read.
+            if case .noStatus = error {
+                let name = (try? ProximityPairingMessage(manufacturerData: data))?.knownModel?.name
+                return (["refused": .flag(false), "model": name.map(Value.text) ?? .none, "reason": .text("\(error)")], previous)
+            }
             var reading: [String: Value] = ["refused": .flag(true), "reason": .text("\(error)")]
             if case .malformed(.counterfeit) = error { reading["model"] = .text("counterfeit") }
             return (reading, previous)

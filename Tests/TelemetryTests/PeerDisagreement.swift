@@ -21,9 +21,13 @@ enum PeerDisagreement: String, CaseIterable, Sendable {
     /// A charging flag for a part whose level is unknown (nibble 15): the peer defaults it to a
     /// value; the bridge says nothing about a battery it does not know (no level, no flag).
     case chargingOfUnknownLevel
+    /// A genuine frame without status (CAPod #603: prefix 0x07, sent by AirPods 4 on connect):
+    /// the peer drops it; the bridge counts it as a sighting (issue 48) and reads no status.
+    case statuslessCounted
 
     static func reason(frame: PeerFrame, key: String, theirs: PeerFrame.Value, ours: [String: PeerFrame.Value]) -> PeerDisagreement? {
         if case .text(let reason)? = ours["reason"], reason.contains("counterfeit"), key != "model" { return .counterfeitRefused }
+        if case .text(let reason)? = ours["reason"], reason.hasPrefix("noStatus"), key == "refused" { return .statuslessCounted }
         let bytes = Hex.decode(frame.frame) ?? []
         let model = bytes.count > 4 ? AppleModelCatalogue.model(UInt16(bytes[4]) << 8 | UInt16(bytes[3])) : nil
         if model?.batteries == .single, ["left", "right", "case", "left_charging", "right_charging", "case_charging"].contains(key) {

@@ -1,8 +1,8 @@
 // libFuzzer target: Apple proximity pairing (manufacturer data of company 0x004C, the bytes
-// after the company identifier). Any input decodes, or is refused with a reason; a decoded
-// battery is laid out by model (main only for a single battery, never main for pods), every
-// level a whole tenth, every charging flag with its level; and a gateway parser refuses the
-// advertisement exactly when the decoder calls the message malformed.
+// after the company identifier). Any input decodes, is a variant without status, or is refused
+// with a reason; a decoded battery is laid out by model (main only for a single battery, never
+// main for pods), every level a whole tenth, every charging flag with its level; and a gateway
+// parser refuses the advertisement exactly when the decoder calls the message malformed.
 import AccessoryKit
 
 private let key = AccessoryKey(bytes: Array(0..<16))!
@@ -28,6 +28,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     } catch {
         if case .malformed(let reason) = error { malformation = reason }
         precondition(!"\(error)".isEmpty, "refusal without a reason")
+    }
+    // Every variant a genuine device sends is read (issue 48): a message is read exactly when it
+    // is not refused, and its status only in the status variant.
+    if let message = try? ProximityPairingMessage(manufacturerData: manufacturer) {
+        precondition(malformation == nil, "a refused message was read")
+        precondition((message.status != nil) == (message.variant == .status), "a status outside the status variant")
     }
     var advertisement = Advertisement(gateway: "gw", address: BluetoothAddress(rawValue: 1), receivedAt: 0)
     advertisement.manufacturerData = [manufacturer]

@@ -324,7 +324,7 @@ struct Ingest {
             lookalikes.tracker.forget(address)
             return Attribution(id, .irk, engine.advertiser(id))
         }
-        if let resolved = resolver.resolve(address), let attributed = irkAttribution(resolved, pairing: pairing) {
+        if let resolved = resolver.resolve(address), let attributed = irkAttribution(resolved, advertisement, pairing: pairing) {
             lookalikes.tracker.forget(address)
             return attributed
         }
@@ -377,11 +377,17 @@ struct Ingest {
     /// The accessory a resolved address counts for: an IRK whose order is known counts as it
     /// is; one in an order not confirmed yet only from an advertisement of the accessory's model
     /// when it is known to advertise one (Apple proximity pairing), from any otherwise (the
-    /// sighting then says which order matched).
-    private func irkAttribution(_ resolved: ResolvedKey, pairing: ProximityPairing?) -> Attribution? {
+    /// sighting then says which order matched). The model may come from a variant without status
+    /// that carries it in clear; the case's own frame carries none, so it counts only once the
+    /// order is confirmed.
+    private func irkAttribution(_ resolved: ResolvedKey, _ advertisement: Advertisement, pairing: ProximityPairing?) -> Attribution? {
         let advertiser = engine.advertiser(resolved.id)
         guard advertiser?.keys.irkOrder == .notYet else { return Attribution(resolved.id, .irk, advertiser) }
-        if let model = engine.trace(of: resolved.id).profile?.model, pairing?.model != model { return nil }
+        if let model = engine.trace(of: resolved.id).profile?.model,
+            (pairing?.model ?? advertisement.proximityPairingMessage?.model) != model
+        {
+            return nil
+        }
         var attributed = Attribution(resolved.id, .irk, advertiser)
         attributed.irkOrder = resolved.order
         return attributed
