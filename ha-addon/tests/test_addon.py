@@ -18,7 +18,8 @@ loopback network), with the data and runtime directories mounted at /data and /r
    X-Ingress-Path that is never reflected, and twelve event streams at once from the proxy.
 3. The broker later: 400 "Service not enabled" four times, then the service (one waiting line,
    capped retries); the service gone and back unchanged (no restart); back with another broker
-   and password (the bridge restarted onto it); a stop while waiting.
+   and password (the bridge restarted onto it); a stop while waiting; the waiting line's pace;
+   a token the Supervisor refuses.
 4. Bad options (a wrong type, an unknown product): one clear line per option with its path,
    the script exits non-zero once, nothing is started, nothing is stored, nothing is asked.
 5. The add-on's files agree with the project: config.yaml's version is BridgeModule's, the
@@ -508,6 +509,38 @@ def stopped_while_waiting(bridge, workdir, broker):
         supervisor.stop()
 
 
+def waiting_pace(bridge, workdir, broker):
+    """While it waits: one line per report period (shortened here to 3 s), not one per try; a
+    token the Supervisor refuses stops the script, since waiting would not change it."""
+    print("== while waiting: the line's pace; a refused token")
+    supervisor = Supervisor(broker.port, not_enabled=1000)
+    pace = {"AABRIDGE_ADDON_RETRY_FIRST_S": "1", "AABRIDGE_ADDON_RETRY_MAX_S": "1", "AABRIDGE_ADDON_REPORT_S": "3"}
+    proc, _, _, log = start_addon(bridge, os.path.join(workdir, "pace"), GOOD_OPTIONS, supervisor, free_port(), pace)
+    try:
+        wait_for(lambda: len(supervisor.requests) >= 8 or proc.poll() is not None, 20)
+        lines = read(log).count("waiting for the MQTT service")
+        # Whole seconds in the script (bash's SECONDS): a period may end early by up to one.
+        check("eight tries a second apart, a line every 3 s: two to four lines, the script still waiting",
+              len(supervisor.requests) >= 8 and 2 <= lines <= 4 and proc.poll() is None,
+              f"{len(supervisor.requests)} tries, {lines} lines; {read(log)[-800:]}")
+    finally:
+        stop(proc)
+        supervisor.stop()
+    supervisor = Supervisor(broker.port)
+    proc, _, runtime, log = start_addon(bridge, os.path.join(workdir, "token"), GOOD_OPTIONS, supervisor, free_port(),
+                                        {"SUPERVISOR_TOKEN": "not-the-token"})
+    try:
+        code = proc.wait(20)
+    except subprocess.TimeoutExpired:
+        code = None
+    finally:
+        stop(proc)
+        supervisor.stop()
+    check("a token the Supervisor refuses (401): the script stops at once, saying so, nothing started",
+          code == 1 and 'the Supervisor answered 401 "Unauthorized"' in read(log) and len(supervisor.requests) == 1
+          and not os.path.exists(os.path.join(runtime, "aabridge.yaml")), f"exit {code}; {read(log)[-800:]}")
+
+
 def bad_options(bridge, workdir, broker):
     print("== bad options: a wrong type, an unknown product")
     # The first part's bridge left its retained offline state: nothing may say anything now.
@@ -578,11 +611,12 @@ def main():
     workdir = tempfile.mkdtemp(prefix="aabridge-addon-")
     broker = PasswordBroker(workdir)
     try:
-        for part in ("good", "later", "stopped", "bad"):
+        for part in ("good", "later", "stopped", "pace", "bad"):
             os.makedirs(os.path.join(workdir, part))
         good_options(bridge, os.path.join(workdir, "good"), broker, arguments.artefacts, browser)
         broker_later(bridge, os.path.join(workdir, "later"), broker)
         stopped_while_waiting(bridge, os.path.join(workdir, "stopped"), broker)
+        waiting_pace(bridge, os.path.join(workdir, "pace"), broker)
         bad_options(bridge, os.path.join(workdir, "bad"), broker)
         files_agree()
     finally:
