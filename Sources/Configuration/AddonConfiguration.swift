@@ -27,6 +27,15 @@ public enum AddonConfiguration {
         }
     }
 
+    /// Connections the console holds from one address (`http.connections_per_client`). Under
+    /// ingress every browser tab comes from the one proxy address, 172.30.32.2: a tab holds its
+    /// event stream, up to three requests at once and the proxy's idle keep-alive connections
+    /// (about 5), so the default 8 would refuse the second tab. 48 serves nine or ten tabs.
+    public static let ingressConnectionsPerClient = 48
+    /// All connections at once (`http.connection_limit`): the proxy's 48 and 16 more, so that
+    /// loopback (`aabridge healthcheck`, a shell in the container) is never locked out by it.
+    public static let ingressConnectionLimit = 64
+
     /// The option keys `config.yaml` declares.
     static let optionKeys = ["products", "gateways", "rooms", "identity", "log_level"]
 
@@ -68,6 +77,8 @@ public enum AddonConfiguration {
         sections["http"] = YAMLWriter.mapping([
             ("listen", YAMLWriter.string(settings.listen)),
             ("allowed_clients", YAMLWriter.sequence([YAMLWriter.string(settings.ingressProxy)])),
+            ("connection_limit", YAMLWriter.plain(String(ingressConnectionLimit))),
+            ("connections_per_client", YAMLWriter.plain(String(ingressConnectionsPerClient))),
         ])
         let document = YAMLWriter.document(merged(shipped, sections))
         // What the loader would refuse is reported by the option it came from.

@@ -40,7 +40,7 @@ struct AddonOptionsReader {
         guard let items = list(options["products"], at: path, required: true) else { return nil }
         let available = shippedProducts()
         var chosen: [YAMLNode] = []
-        var seen: Set<String> = []
+        var seen: [String: Int] = [:]
         for (index, item) in items.enumerated() {
             guard let name = string(item, at: "\(path)[\(index)]") else { continue }
             guard let product = available.first(where: { $0.name == name }) else {
@@ -49,10 +49,11 @@ struct AddonOptionsReader {
                     "unknown product '\(name.prefix(60))' (known: \(available.map(\.name).joined(separator: ", ")))")
                 continue
             }
-            guard seen.insert(name).inserted else {
-                fail("\(path)[\(index)]", "'\(name)' is listed twice")
+            if let first = seen[name] {
+                fail("\(path)[\(index)]", "'\(name)' is listed twice (also \(path)[\(first)])")
                 continue
             }
+            seen[name] = index
             chosen.append(product.node)
         }
         if items.isEmpty { fail(path, "choose at least one product (known: \(available.map(\.name).joined(separator: ", ")))") }
@@ -72,12 +73,20 @@ struct AddonOptionsReader {
         guard let items = list(options["gateways"], at: path, required: true) else { return nil }
         let formats = GatewayFormat.allCases.map(\.rawValue)
         var gateways: [YAMLNode] = []
+        // The Supervisor's schema cannot say "unique": a second gateway of the same name is
+        // refused here, by its option, before the loader would name it in the made file.
+        var firstNames: [String: Int] = [:]
         for (index, item) in items.enumerated() {
             let at = "\(path)[\(index)]"
             guard let fields = object(item, at: at, allowed: ["name", "format", "topic", "status_topic"]) else { continue }
             guard let name = string(fields["name"], at: "\(at).name"), let format = string(fields["format"], at: "\(at).format") else {
                 continue
             }
+            if let first = firstNames[name] {
+                fail("\(at).name", "duplicate gateway name '\(name.prefix(60))' (also \(path)[\(first)]): each gateway needs its own name")
+                continue
+            }
+            firstNames[name] = index
             guard formats.contains(format) else {
                 fail("\(at).format", "unknown gateway format '\(format.prefix(60))' (known: \(formats.joined(separator: ", ")))")
                 continue
@@ -98,6 +107,7 @@ struct AddonOptionsReader {
         let path = "options.rooms"
         guard let items = list(options["rooms"], at: path, required: false) else { return nil }
         var entries: [YAMLNode.Entry] = []
+        var firstNodes: [String: Int] = [:]
         for (index, item) in items.enumerated() {
             let at = "\(path)[\(index)]"
             guard let fields = object(item, at: at, allowed: ["node", "room"]),
@@ -107,6 +117,20 @@ struct AddonOptionsReader {
                 fail("\(at).node", "a node name must not be empty")
                 continue
             }
+            // One topic level, as the loader's rooms: wants it; the Supervisor's str(1,128) lets
+            // anything through.
+            if let character = node.first(where: { "/+#".contains($0) }) {
+                fail(
+                    "\(at).node",
+                    "'\(node.prefix(60))' has a '\(character)': a node name is one level of its gateway's topics "
+                        + "(kitchen in home/kitchen/BTtoMQTT/...), without /, + or #")
+                continue
+            }
+            if let first = firstNodes[node] {
+                fail("\(at).node", "node '\(node.prefix(60))' is listed twice (also \(path)[\(first)])")
+                continue
+            }
+            firstNodes[node] = index
             entries.append(.init(key: YAMLWriter.string(node), value: YAMLWriter.string(room)))
         }
         return YAMLNode(.mapping(entries), origin: .file(line: 0, column: 0))

@@ -68,13 +68,50 @@ struct AddonConfigurationTests {
         #expect(Self.paths("{not json").contains { $0.hasPrefix("options: invalid JSON") })
     }
 
-    @Test("what only the loader knows is still named by its option (a duplicate gateway, an empty room)")
+    @Test("what only the loader knows is still named by its option (an empty room)")
     func loaderIssues() {
-        let issues = Self.paths(
-            #"{"products":["AirPods or Beats"],"gateways":[{"name":"a","format":"tasmota"},{"name":"a","format":"native"}],"#
-                + #""rooms":[{"node":"n1","room":"  "}]}"#)
-        #expect(issues.contains { $0.hasPrefix("options.gateways[1].name") }, "\(issues)")
+        let issues = Self.paths(#"{"products":["AirPods or Beats"],"gateways":[],"rooms":[{"node":"n1","room":"  "}]}"#)
         #expect(issues.contains { $0.hasPrefix("options.rooms (node 'n1')") }, "\(issues)")
+    }
+
+    /// Options the Supervisor's schema lets through (it has no "unique", no "at least one",
+    /// and `str` takes any character), each with exactly one line naming it.
+    static let supervisorPasses: [(options: String, line: String)] = [
+        (#"{"products":[],"gateways":[]}"#, "options.products: choose at least one product (known: AirPods or Beats, "),
+        (
+            #"{"products":["AirPods or Beats","Fast Pair headphones","AirPods or Beats"],"gateways":[]}"#,
+            "options.products[2]: 'AirPods or Beats' is listed twice (also options.products[0])"
+        ),
+        (
+            #"{"products":["AirPods or Beats"],"gateways":[{"name":"a","format":"tasmota"},{"name":"a","format":"native"}]}"#,
+            "options.gateways[1].name: duplicate gateway name 'a' (also options.gateways[0])"
+        ),
+        (
+            #"{"products":["AirPods or Beats"],"gateways":[],"rooms":[{"node":"espresense/rooms/k","room":"Kitchen"}]}"#,
+            "options.rooms[0].node: 'espresense/rooms/k' has a '/': a node name is one level of its gateway's topics"
+        ),
+        (
+            #"{"products":["AirPods or Beats"],"gateways":[],"rooms":[{"node":"n","room":"A"},{"node":"n","room":"B"}]}"#,
+            "options.rooms[1].node: node 'n' is listed twice (also options.rooms[0])"
+        ),
+    ]
+
+    @Test("what the Supervisor lets through (no product, one twice, a gateway name twice, a / in a node): one line naming the option")
+    func supervisorLetsThrough() {
+        for (options, line) in Self.supervisorPasses {
+            let issues = Self.paths(options)
+            #expect(issues.count == 1, "\(options): \(issues)")
+            #expect(issues.first?.hasPrefix(line) == true, "\(options): \(issues)")
+        }
+        #expect(ConfigurationErrors.exitStatus == 2, "addon-config's exit status for a bad option")
+    }
+
+    @Test("ingress: the one proxy address may hold more connections than several tabs use, loopback keeps room of its own")
+    func ingressConnections() throws {
+        let configuration = try ConfigurationLoader.load(yaml: try Self.make(Self.options).get(), hostname: "h").get()
+        #expect(configuration.http.connectionsPerClient == AddonConfiguration.ingressConnectionsPerClient)
+        #expect(configuration.http.connectionsPerClient >= 40, "eight tabs of about five connections each")
+        #expect(configuration.http.connectionLimit >= configuration.http.connectionsPerClient + 16, "room for loopback")
     }
 
     @Test("the Supervisor's answer: an error result, a missing host, MQTT 3.1, TLS")

@@ -9,17 +9,22 @@ script and aabridge inside a buildah container of the image (chroot isolation: t
 loopback network), with the data and runtime directories mounted at /data and /run/aabridge.
 
 1. Good options: the run script asks the stand-in Supervisor for services/mqtt with the
-   bearer token, writes the configuration, becomes aabridge, and the bridge comes online
+   bearer token, writes the configuration, starts aabridge, and the bridge comes online
    (retained aabridge/bridge/state) on the broker the Supervisor named, with its database in
-   the add-on's data directory.
+   the add-on's data directory; SIGTERM to the script reaches the bridge.
 2. The console through the stand-in ingress proxy: the page under /api/hassio_ingress/<token>/
    loads in Chromium, its script's requests (events, metrics, api/request) all go through the
-   prefix, and Show picker works. Then the page's own headers through the prefix, and a forged
-   X-Ingress-Path that is never reflected.
-3. Bad options (a wrong type, an unknown product): one clear line per option with its path,
-   the script exits non-zero once, nothing is started, nothing is stored.
-4. The add-on's files agree with the project: config.yaml's version is BridgeModule's, the
-   Dockerfile's package lists are docker/Dockerfile's, every option has a translation.
+   prefix, and Show picker works. Then the page's own headers through the prefix, a forged
+   X-Ingress-Path that is never reflected, and twelve event streams at once from the proxy.
+3. The broker later: 400 "Service not enabled" four times, then the service (one waiting line,
+   capped retries); the service gone and back unchanged (no restart); back with another broker
+   and password (the bridge restarted onto it); a stop while waiting; the waiting line's pace;
+   a token the Supervisor refuses.
+4. Bad options (a wrong type, an unknown product): one clear line per option with its path,
+   the script exits non-zero once, nothing is started, nothing is stored, nothing is asked.
+5. The add-on's files agree with the project: config.yaml's version is BridgeModule's, the
+   Dockerfile's package lists are docker/Dockerfile's, every option has a translation
+   (ha-addon/tests/test_supervisor_rules.py checks the files against the Supervisor's rules).
 
 Not the Supervisor itself nor its ingress (their behaviour is taken from their documentation
 and code, ha-addon/aabridge/DOCS.md), and not the image: scripts/verify-addon-image builds it.
@@ -61,23 +66,34 @@ GOOD_OPTIONS = {
 
 
 class Supervisor:
-    """GET /services/mqtt as the Supervisor answers it (supervisor/services/modules/mqtt.py),
-    only with `Authorization: Bearer TOKEN`; every request is recorded."""
+    """GET /services/mqtt as the Supervisor answers it (supervisor/api/services.py, v1
+    get_service: the data of supervisor/services/modules/mqtt.py with its `addon` key), only
+    with `Authorization: Bearer TOKEN`; every request is recorded with its time.
 
-    def __init__(self, broker_port):
+    `not_enabled` first answers, and every answer while `enabled` is false, are the
+    Supervisor's `400 {"result": "error", "message": "Service not enabled"}` (api_process's
+    APIError), as before the Mosquitto add-on has published the service or while it restarts."""
+
+    def __init__(self, broker_port, password=None, not_enabled=0):
         self.port = free_port()
         self.requests = []
-        answer = {"result": "ok", "data": {"addon": "core_mosquitto", "host": "127.0.0.1", "port": broker_port, "ssl": False,
-                                           "protocol": "3.1.1", "username": MQTT_USER, "password": MQTT_PASSWORD}}
+        self.times = []
+        self.enabled = True
+        self.not_enabled = not_enabled
+        self.serve(broker_port, password or MQTT_PASSWORD)
         outer = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_GET(self):
                 outer.requests.append((self.path, self.headers.get("Authorization")))
+                outer.times.append(time.monotonic())
                 if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                     self.reply(401, {"result": "error", "message": "Unauthorized"})
+                elif self.path == "/services/mqtt" and (outer.not_enabled > 0 or not outer.enabled):
+                    outer.not_enabled -= 1
+                    self.reply(400, {"result": "error", "message": "Service not enabled"})
                 elif self.path == "/services/mqtt":
-                    self.reply(200, answer)
+                    self.reply(200, outer.answer)
                 else:
                     self.reply(404, {"result": "error", "message": "not found"})
 
@@ -94,6 +110,11 @@ class Supervisor:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def serve(self, broker_port, password):
+        """The service as the Mosquitto add-on publishes it (a reinstall: another password)."""
+        self.answer = {"result": "ok", "data": {"addon": "core_mosquitto", "host": "127.0.0.1", "port": broker_port, "ssl": False,
+                                                "protocol": "3.1.1", "username": MQTT_USER, "password": password}}
 
     def stop(self):
         self.server.shutdown()
@@ -170,12 +191,14 @@ class IngressProxy:
 
 
 class PasswordBroker:
-    """mosquitto on a free loopback port that lets in only MQTT_USER with MQTT_PASSWORD."""
+    """mosquitto on a free loopback port that lets in only MQTT_USER with its password."""
 
-    def __init__(self, workdir):
+    def __init__(self, workdir, password=MQTT_PASSWORD):
         self.port = free_port()
+        self.password = password
+        os.makedirs(workdir, exist_ok=True)
         passwd = os.path.join(workdir, "passwd")
-        subprocess.run(["mosquitto_passwd", "-c", "-b", passwd, MQTT_USER, MQTT_PASSWORD], check=True)
+        subprocess.run(["mosquitto_passwd", "-c", "-b", passwd, MQTT_USER, password], check=True)
         conf = os.path.join(workdir, "mosquitto.conf")
         with open(conf, "w") as f:
             f.write(f"listener {self.port} 127.0.0.1\nallow_anonymous false\npassword_file {passwd}\npersistence false\n"
@@ -185,12 +208,12 @@ class PasswordBroker:
             raise RuntimeError("mosquitto did not start")
 
     def retained(self, topic, wait_s=2):
-        r = subprocess.run(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(self.port), "-u", MQTT_USER, "-P", MQTT_PASSWORD,
+        r = subprocess.run(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(self.port), "-u", MQTT_USER, "-P", self.password,
                             "-t", topic, "-C", "1", "-W", str(wait_s)], capture_output=True, text=True)
         return r.stdout.strip()
 
     def clear(self, topic):
-        subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.port), "-u", MQTT_USER, "-P", MQTT_PASSWORD,
+        subprocess.run(["mosquitto_pub", "-h", "127.0.0.1", "-p", str(self.port), "-u", MQTT_USER, "-P", self.password,
                         "-t", topic, "-r", "-n"], check=True)
 
     def stop(self):
@@ -369,13 +392,153 @@ def good_options(bridge, workdir, broker, artefacts, browser):
             for path in ("/events", "/metrics", "/api/request/picker/show"):
                 check(f"the page asked for {INGRESS[:20]}…{path}", INGRESS + path in proxy.paths, f"{proxy.paths}")
             check("the picker was shown on MQTT", '"presented"' in broker.retained("aabridge/bridge/picker"))
+        streams_at_once(proxy.port)
         code = stop(proc)
-        check("SIGTERM: aabridge (exec'd by the script) exits 0 and says offline", code == 0
+        check("SIGTERM: passed on by the run script, aabridge exits 0 and says offline", code == 0
               and broker.retained("aabridge/bridge/state") == '{"state":"offline"}', f"exit {code}; log: {read(log)[-1500:]}")
     finally:
         stop(proc)
         proxy.stop()
         supervisor.stop()
+
+
+def streams_at_once(proxy_port, streams=12):
+    """Several console tabs under ingress: every one holds /events open, all from the proxy's one
+    address (here 127.0.0.1, as 172.30.32.2 on the box). Twelve streams are more than the
+    default http.connections_per_client (8); then /metrics must still answer."""
+    import socket
+    opened, answered = [], 0
+    try:
+        for _ in range(streams):
+            connection = socket.create_connection(("127.0.0.1", proxy_port), timeout=5)
+            opened.append(connection)
+            connection.sendall(f"GET {INGRESS}/events HTTP/1.1\r\nHost: 127.0.0.1:{proxy_port}\r\n\r\n".encode())
+        for connection in opened:
+            try:
+                head = connection.recv(64)
+            except OSError:
+                head = b""
+            answered += head.startswith(b"HTTP/1.0 200") or head.startswith(b"HTTP/1.1 200")
+        try:
+            status, _, body = fetch(proxy_port, INGRESS + "/metrics", {"Host": f"127.0.0.1:{proxy_port}"})
+        except (OSError, http.client.HTTPException) as error:
+            status, body = None, f"{type(error).__name__}: {error}"
+    finally:
+        for connection in opened:
+            connection.close()
+    check(f"{streams} event streams through the proxy at once (several tabs) are all served, and /metrics still answers",
+          answered == streams and status == 200, f"{answered} of {streams} streams; /metrics {status} {body[:120]!r}")
+
+
+def broker_later(bridge, workdir, broker):
+    """The broker comes after the add-on, goes away and comes back, and comes back changed."""
+    print("== the MQTT service later: 400 Service not enabled, then there; gone and back; changed")
+    broker.clear("aabridge/bridge/state")
+    supervisor = Supervisor(broker.port, not_enabled=4)
+    listen = free_port()
+    # Bounded waits: retries from 1 s doubling to 2 s, the service asked for again every second.
+    fast = {"AABRIDGE_ADDON_RETRY_FIRST_S": "1", "AABRIDGE_ADDON_RETRY_MAX_S": "2", "AABRIDGE_ADDON_RECHECK_S": "1"}
+    proc, data, runtime, log = start_addon(bridge, workdir, GOOD_OPTIONS, supervisor, listen, fast)
+    other = None
+    try:
+        online = wait_for(lambda: broker.retained("aabridge/bridge/state", 1) == '{"state":"online"}' or proc.poll() is not None, 40)
+        text = read(log)
+        check("after four answers of 400 Service not enabled the bridge comes online, the script still there",
+              online and proc.poll() is None and len(supervisor.requests) >= 5, f"{len(supervisor.requests)} requests; {text[-1500:]}")
+        waiting = [line for line in text.splitlines() if "waiting for the MQTT service" in line]
+        check("one clear line for the wait (one a minute, not one a try), with the Supervisor's answer",
+              len(waiting) == 1 and 'the Supervisor answered 400 "Service not enabled"' in waiting[0]
+              and "Mosquitto broker add-on" in waiting[0], f"{waiting}")
+        gaps = [round(b - a, 1) for a, b in zip(supervisor.times, supervisor.times[1:5])]
+        check("the retries grow and are capped (1 s, then 2 s)", len(gaps) == 4 and 0.7 <= gaps[0] <= 1.7
+              and all(1.7 <= gap <= 3.5 for gap in gaps[1:]), f"gaps {gaps}")
+
+        supervisor.enabled = False
+        gone = wait_for(lambda: "the MQTT service is gone" in read(log), 10)
+        time.sleep(1.5)
+        check("the service gone while the bridge runs: one line, the bridge keeps running",
+              gone and proc.poll() is None and read(log).count("the MQTT service is gone") == 1
+              and read(log).count("add-on: starting aabridge") == 1, read(log)[-1500:])
+        supervisor.enabled = True
+        back = wait_for(lambda: "the MQTT service is back, unchanged" in read(log), 10)
+        check("the service back unchanged: the bridge is not restarted, still online",
+              back and read(log).count("add-on: starting aabridge") == 1 and broker.retained("aabridge/bridge/state") == '{"state":"online"}',
+              read(log)[-1500:])
+
+        # The Mosquitto add-on reinstalled: another broker, another password for the add-ons user.
+        other = PasswordBroker(os.path.join(workdir, "other-broker"), password="pw-" + os.urandom(6).hex())
+        supervisor.enabled = False
+        time.sleep(1.5)
+        supervisor.serve(other.port, other.password)
+        supervisor.enabled = True
+        moved = wait_for(lambda: other.retained("aabridge/bridge/state", 1) == '{"state":"online"}' or proc.poll() is not None, 40)
+        text = read(log)
+        check("the service back changed (another broker and password): the bridge is restarted with it, online there",
+              moved and proc.poll() is None and "restarting aabridge with it" in text and text.count("add-on: starting aabridge") == 2,
+              text[-2000:])
+        config = read(os.path.join(runtime, "aabridge.yaml"))
+        check("the configuration names the new broker", f'"mqtt://127.0.0.1:{other.port}"' in config, config[:300])
+        code = stop(proc)
+        check("SIGTERM after the restart: exit 0, offline on the new broker",
+              code == 0 and other.retained("aabridge/bridge/state") == '{"state":"offline"}', f"exit {code}; {read(log)[-1500:]}")
+    finally:
+        stop(proc)
+        supervisor.stop()
+        if other:
+            other.stop()
+
+
+def stopped_while_waiting(bridge, workdir, broker):
+    print("== stopped while waiting for the service")
+    supervisor = Supervisor(broker.port, not_enabled=1000)
+    proc, _, runtime, log = start_addon(bridge, workdir, GOOD_OPTIONS, supervisor, free_port(), {"AABRIDGE_ADDON_RETRY_FIRST_S": "30"})
+    try:
+        wait_for(lambda: "waiting for the MQTT service" in read(log), 15)
+        started = time.monotonic()
+        code = stop(proc) if not CONTAINER else None
+        if CONTAINER:
+            # buildah run does not pass SIGTERM on; the script is PID 1 of no container here.
+            proc.kill()
+            proc.wait()
+        else:
+            check("SIGTERM during the 30 s pause ends the script at once, exit 0, nothing started",
+                  code == 0 and time.monotonic() - started < 3 and not os.path.exists(os.path.join(runtime, "aabridge.yaml")),
+                  f"exit {code} after {time.monotonic() - started:.1f} s; {read(log)[-800:]}")
+    finally:
+        stop(proc)
+        supervisor.stop()
+
+
+def waiting_pace(bridge, workdir, broker):
+    """While it waits: one line per report period (shortened here to 3 s), not one per try; a
+    token the Supervisor refuses stops the script, since waiting would not change it."""
+    print("== while waiting: the line's pace; a refused token")
+    supervisor = Supervisor(broker.port, not_enabled=1000)
+    pace = {"AABRIDGE_ADDON_RETRY_FIRST_S": "1", "AABRIDGE_ADDON_RETRY_MAX_S": "1", "AABRIDGE_ADDON_REPORT_S": "3"}
+    proc, _, _, log = start_addon(bridge, os.path.join(workdir, "pace"), GOOD_OPTIONS, supervisor, free_port(), pace)
+    try:
+        wait_for(lambda: len(supervisor.requests) >= 8 or proc.poll() is not None, 20)
+        lines = read(log).count("waiting for the MQTT service")
+        # Whole seconds in the script (bash's SECONDS): a period may end early by up to one.
+        check("eight tries a second apart, a line every 3 s: two to four lines, the script still waiting",
+              len(supervisor.requests) >= 8 and 2 <= lines <= 4 and proc.poll() is None,
+              f"{len(supervisor.requests)} tries, {lines} lines; {read(log)[-800:]}")
+    finally:
+        stop(proc)
+        supervisor.stop()
+    supervisor = Supervisor(broker.port)
+    proc, _, runtime, log = start_addon(bridge, os.path.join(workdir, "token"), GOOD_OPTIONS, supervisor, free_port(),
+                                        {"SUPERVISOR_TOKEN": "not-the-token"})
+    try:
+        code = proc.wait(20)
+    except subprocess.TimeoutExpired:
+        code = None
+    finally:
+        stop(proc)
+        supervisor.stop()
+    check("a token the Supervisor refuses (401): the script stops at once, saying so, nothing started",
+          code == 1 and 'the Supervisor answered 401 "Unauthorized"' in read(log) and len(supervisor.requests) == 1
+          and not os.path.exists(os.path.join(runtime, "aabridge.yaml")), f"exit {code}; {read(log)[-800:]}")
 
 
 def bad_options(bridge, workdir, broker):
@@ -398,7 +561,8 @@ def bad_options(bridge, workdir, broker):
     check("nothing was started: no configuration, no database, no console, nothing on the broker",
           not os.path.exists(os.path.join(runtime, "aabridge.yaml")) and not os.path.exists(os.path.join(data, "aabridge.sqlite3"))
           and not listening(listen, 0.5) and broker.retained("aabridge/bridge/state", 1) == "", f"{os.listdir(data)}")
-    check("the Supervisor was asked once (no loop)", len(supervisor.requests) == 1, f"{supervisor.requests}")
+    check("the options are checked before the broker is waited for: the Supervisor was not asked",
+          not supervisor.requests, f"{supervisor.requests}")
     print(f"  figure: bad options stopped in {time.monotonic() - started:.1f} s")
     supervisor.stop()
 
@@ -447,9 +611,12 @@ def main():
     workdir = tempfile.mkdtemp(prefix="aabridge-addon-")
     broker = PasswordBroker(workdir)
     try:
-        os.makedirs(os.path.join(workdir, "good"))
-        os.makedirs(os.path.join(workdir, "bad"))
+        for part in ("good", "later", "stopped", "pace", "bad"):
+            os.makedirs(os.path.join(workdir, part))
         good_options(bridge, os.path.join(workdir, "good"), broker, arguments.artefacts, browser)
+        broker_later(bridge, os.path.join(workdir, "later"), broker)
+        stopped_while_waiting(bridge, os.path.join(workdir, "stopped"), broker)
+        waiting_pace(bridge, os.path.join(workdir, "pace"), broker)
         bad_options(bridge, os.path.join(workdir, "bad"), broker)
         files_agree()
     finally:
