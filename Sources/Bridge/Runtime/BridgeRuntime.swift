@@ -26,7 +26,7 @@ public final class BridgeRuntime {
     public let connection: any MQTTConnection
     let stages: RuntimeStages
     private let events: AsyncStream<RuntimeEvent>
-    let eventSink: AsyncStream<RuntimeEvent>.Continuation
+    private let eventSink: AsyncStream<RuntimeEvent>.Continuation
     private let wakes: WakeSchedule
     /// Requests overtaking a congested backlog.
     let requestLane = RequestLane()
