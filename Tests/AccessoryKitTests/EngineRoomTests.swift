@@ -159,4 +159,41 @@ struct EngineRoomTests {
         #expect(changes(step, of: a).isEmpty)
         #expect(harness.engine.roomCheckAt == nil)
     }
+
+    /// A sighting of `a` that advertises proximity pairing (only those leave a trace).
+    func sightProfiled(_ harness: inout Harness, _ gateway: String, _ rssi: Int) {
+        var sighting = Fixtures.sighting(a, for: buds, rssi: rssi, gateway: gateway)
+        sighting.profile = ProximityProfile(model: 0x2014, colour: 1)
+        harness.send(.sighting(sighting))
+    }
+
+    @Test("the trace keeps the room the accessory stayed in: a strong gateway in its last moments is not continuity")
+    func theTraceKeepsTheRoomItStayedIn() {
+        var harness = paired()
+        for _ in 0..<90 {
+            sightProfiled(&harness, "bedroom", -55)
+            harness.advance(1_000)
+        }
+        #expect(harness.engine.trace(of: a).room == "bedroom")
+        // Four frames at a signal it never had, just before silence (a forged or relayed frame).
+        for _ in 0..<4 {
+            sightProfiled(&harness, "kitchen", -20)
+            harness.advance(500)
+        }
+        #expect(harness.engine.status(of: a)?.room == "kitchen", "the live room follows the signal")
+        #expect(harness.engine.trace(of: a).room == "bedroom", "what re-attaching trusts does not")
+        // Staying a minute in the kitchen is a move.
+        for _ in 0..<61 {
+            sightProfiled(&harness, "kitchen", -50)
+            harness.advance(1_000)
+        }
+        #expect(harness.engine.trace(of: a).room == "kitchen")
+    }
+
+    @Test("the first room counts for the trace until one is kept")
+    func theFirstRoomCountsUntilOneIsKept() {
+        var harness = paired()
+        sightProfiled(&harness, "hall", -60)
+        #expect(harness.engine.trace(of: a).room == "hall")
+    }
 }

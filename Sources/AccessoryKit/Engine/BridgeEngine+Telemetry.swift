@@ -26,11 +26,19 @@ extension BridgeEngine {
                 let followed =
                     (sighting.attribution == .followed || sighting.attribution == .reattached)
                     && record.followedAddress != sighting.heardFrom
-                // What re-attaching it after a night needs: its profile, where it was last heard.
+                // What re-attaching it after a night needs: its profile, and the room it stayed in
+                // (kept for a minute: a gateway that heard it only in its last moments, at a signal
+                // it never had before, is not continuity); its first room counts until one is kept.
                 var trace = record.trace
                 if let profile = sighting.profile, trace.profile != profile { trace.profile = profile }
                 // Only an accessory that advertises proximity pairing can be a look-alike's.
-                if roomChanged, trace.profile != nil, let room = record.room.room { trace.room = room }
+                if trace.profile != nil {
+                    if let kept = record.room.keptRoom(at: now) {
+                        if trace.room != kept { trace.room = kept }
+                    } else if trace.room == nil, let room = record.room.room {
+                        trace.room = room
+                    }
+                }
                 return (record.available, identityChanged, followed, roomChanged, trace == record.trace ? nil : trace)
             }
             if identityChanged { markChanged(id) }

@@ -21,12 +21,23 @@ public struct RoomTracker: Hashable, Sendable {
     /// five advertisements (a second or two) while averaging out single-sample swings.
     public static let smoothing: Double = 0.3
 
+    /// How long, and how many advertisements, a gateway must have heard the accessory without
+    /// a lapse for its room to be the one the accessory *kept* (``keptRoom(at:)``): what
+    /// re-attaching it after a night trusts. A gateway that heard it only in its last moments,
+    /// at a signal it never had before (a forged or relayed frame), is not where it stayed.
+    public static let keptMilliseconds: Int64 = 60_000
+    public static let keptAdvertisements = 10
+
     /// One gateway's view of the accessory.
     struct Hearing: Hashable, Sendable {
         var gateway: String
         /// Smoothed RSSI in dBm.
         var rssi: Double
         var lastHeard: Timestamp
+        /// Since when, and in how many advertisements, it has heard the accessory without a
+        /// lapse of the window.
+        var since: Timestamp
+        var advertisements = 1
     }
 
     /// The gateways heard, in the order first heard (an evicted slot is reused in place, so
@@ -40,6 +51,16 @@ public struct RoomTracker: Hashable, Sendable {
 
     /// The gateway that hears the accessory best, nil when none heard it within the window.
     public var room: String? { current.map { hearings[$0].gateway } }
+
+    /// The room, once its gateway has heard the accessory for ``keptMilliseconds`` and
+    /// ``keptAdvertisements`` without a lapse (nil: no room, or one not kept yet).
+    public func keptRoom(at now: Timestamp) -> String? {
+        guard let current else { return nil }
+        let hearing = hearings[current]
+        guard now.milliseconds(since: hearing.since) >= Self.keptMilliseconds, hearing.advertisements >= Self.keptAdvertisements
+        else { return nil }
+        return hearing.gateway
+    }
 
     /// When the room expires unless its gateway hears the accessory again (nil: no room).
     /// Only a change of room can bring it earlier, which lets the engine keep one lower bound.
@@ -57,12 +78,15 @@ public struct RoomTracker: Hashable, Sendable {
             // the gateway starts over from this sample, as a new one does.
             if now.milliseconds(since: hearings[index].lastHeard) >= Self.windowMilliseconds {
                 hearings[index].rssi = sample
+                hearings[index].since = now
+                hearings[index].advertisements = 1
             } else {
                 hearings[index].rssi += Self.smoothing * (sample - hearings[index].rssi)
+                hearings[index].advertisements += 1
             }
             hearings[index].lastHeard = now
         } else {
-            let hearing = Hearing(gateway: gateway, rssi: sample, lastHeard: now)
+            let hearing = Hearing(gateway: gateway, rssi: sample, lastHeard: now, since: now)
             if hearings.count < Self.capacity {
                 hearings.append(hearing)
             } else {

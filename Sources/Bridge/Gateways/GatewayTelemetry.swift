@@ -52,12 +52,18 @@ struct GatewayTelemetry {
     /// A claim's tag: the entry's index and whether it is the status topic.
     static func tag(entry: Int, status: Bool) -> Int { entry * 2 + (status ? 1 : 0) }
 
-    /// One message on the claim `tag` names.
-    mutating func take(_ topic: String, _ payload: [UInt8], tag: Int, at now: Timestamp, into intake: inout some SightingIntake) -> Heard {
+    /// One message on the claim `tag` names (`retained`: the broker's retained copy).
+    mutating func take(
+        _ topic: String, _ payload: [UInt8], retained: Bool = false, tag: Int, at now: Timestamp, into intake: inout some SightingIntake
+    ) -> Heard {
         let (entry, status) = (tag / 2, tag % 2 == 1)
         guard parsers.indices.contains(entry) else { return Heard() }
         messages[entry] += 1
         let parser = parsers[entry]
+        // What a gateway hears is said once, now. A retained copy is what it heard whenever
+        // someone published it so: replayed at every subscription, it would put an accessory in
+        // ear after every restart. Gateway statuses and wills are retained by design.
+        if retained && !status { return Heard(outcome: IngestOutcome(.refuse(Self.retainedRefusal(topic, gateway: parser.name)))) }
         // The router found the message on the entry's status topic or not: the parser does not look again.
         let parsed =
             status
@@ -86,6 +92,14 @@ struct GatewayTelemetry {
             heard.outcome = intake.refused(rejection, from: parser.name)
         }
         return heard
+    }
+
+    static func retainedRefusal(_ topic: String, gateway: String) -> TelemetryRefusal {
+        let topic = KeyedTopic.redacted(topic)
+        return TelemetryRefusal(
+            gateway: gateway, reason: .retained,
+            message: "ignored retained telemetry on \(topic): gateways publish what they hear without retain "
+                + "(clear it with: mosquitto_pub -r -n -t '\(topic)')")
     }
 
     /// `bridge/gateways` went out.

@@ -23,6 +23,13 @@ final class MQTTGatewaySource: RuntimeComponent {
     /// (a gateway gone quiet loses its problems too): the health interval.
     private let evaluationMilliseconds: Int64
     private var evaluatedAt: Timestamp?
+    /// Home Assistant's bridge device (a sensor per heard gateway) goes out again for new
+    /// gateways at most once per this: a flood of invented node names must not republish a
+    /// growing device config for each (it went out 257 times for 10,000 names).
+    static let discoveryDebounceMilliseconds: Int64 = 10_000
+    private var discoveredAt: Timestamp?
+    /// The heard gateways changed since Home Assistant was last told.
+    private var discoveryPending = false
 
     init(configuration: BridgeConfiguration) {
         telemetry = GatewayTelemetry(configuration: configuration)
@@ -41,7 +48,7 @@ final class MQTTGatewaySource: RuntimeComponent {
 
     func handle(_ message: MQTTMessage, tag: Int, at now: Timestamp, _ context: ComponentContext) async {
         var intake = context
-        let heard = telemetry.take(message.topic, message.payload, tag: tag, at: now, into: &intake)
+        let heard = telemetry.take(message.topic, message.payload, retained: message.retain, tag: tag, at: now, into: &intake)
         await context.apply(heard.outcome, at: now)
         if let notice = heard.notice { context.logger.info(notice) }
         warn(heard.appeared, context)
@@ -62,11 +69,15 @@ final class MQTTGatewaySource: RuntimeComponent {
     }
 
     func nextDue(at now: Timestamp) -> Timestamp? {
-        evaluatedAt.map { Timestamp(milliseconds: $0.milliseconds + evaluationMilliseconds) }
+        let evaluation = evaluatedAt.map { Timestamp(milliseconds: $0.milliseconds + evaluationMilliseconds) }
+        guard discoveryPending, let discoveredAt else { return evaluation }
+        let discovery = Timestamp(milliseconds: discoveredAt.milliseconds + Self.discoveryDebounceMilliseconds)
+        return evaluation.map { min($0, discovery) } ?? discovery
     }
 
     /// The figures are of the last minute: a gateway gone quiet loses its problems too.
     func wake(at now: Timestamp, _ context: ComponentContext) {
+        discoverWhenDue(at: now, context)
         guard let evaluatedAt, now.milliseconds(since: evaluatedAt) >= evaluationMilliseconds else { return }
         self.evaluatedAt = now
         warn(telemetry.evaluate(at: now), context)
@@ -76,17 +87,32 @@ final class MQTTGatewaySource: RuntimeComponent {
     func republish(at now: Timestamp, _ context: ComponentContext) {
         context.publishBridge(context.topics.bridgeGateways, gateways.payload(at: now))
         telemetry.published()
+        if discoveryPending { discover(at: now, context) }
     }
 
     func snapshot(at now: Timestamp, _ context: ComponentContext) -> [(topic: String, payload: [UInt8])] {
         [("bridge/gateways", gateways.payload(at: now).bytes)]
     }
 
-    /// `bridge/gateways`, and Home Assistant's per-gateway sensors when the heard gateways changed.
+    /// `bridge/gateways`, and Home Assistant's per-gateway sensors when the heard gateways
+    /// changed (at most once per ``discoveryDebounceMilliseconds``).
     private func publishGateways(at now: Timestamp, _ context: ComponentContext) {
         context.publishBridge(context.topics.bridgeGateways, gateways.payload(at: now))
-        context.discover(gateways: gateways.heardGateways.map { HomeAssistantGateway(entry: $0.entry, name: $0.name) })
         telemetry.published()
+        discoveryPending = true
+        discoverWhenDue(at: now, context)
+    }
+
+    private func discoverWhenDue(at now: Timestamp, _ context: ComponentContext) {
+        guard discoveryPending else { return }
+        if let discoveredAt, now.milliseconds(since: discoveredAt) < Self.discoveryDebounceMilliseconds { return }
+        discover(at: now, context)
+    }
+
+    private func discover(at now: Timestamp, _ context: ComponentContext) {
+        discoveryPending = false
+        discoveredAt = now
+        context.discover(gateways: gateways.heardGateways.map { HomeAssistantGateway(entry: $0.entry, name: $0.name) })
     }
 
     /// Each problem that appeared, once, as a warning (it stays on `bridge/gateways` until it goes).

@@ -411,7 +411,7 @@ struct Ingest {
             address, profile: profile, gateway: advertisement.gateway, rssi: advertisement.rssi ?? 0, at: now, away: away)
         switch decision {
         case .offered(let first):
-            if first { outcome.append(.lookalikeHeard) }
+            if first && lookalikes.admitsEvent(at: now) { outcome.append(.lookalikeHeard) }
             return nil
         case .reattach(let id):
             return (

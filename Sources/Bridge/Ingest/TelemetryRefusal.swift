@@ -11,12 +11,16 @@ struct TelemetryRefusal: Sendable, Equatable {
         case unknownAccessory
         /// A known accessory's telemetry with content it cannot use.
         case invalidContent
+        /// Telemetry published retained: the broker would hand it out again at every
+        /// subscription, an old in-ear frame as fresh after every restart.
+        case retained
 
         var label: String {
             switch self {
             case .parser(let code): code.rawValue
             case .unknownAccessory: "unknownAccessory"
             case .invalidContent: "invalidContent"
+            case .retained: "retained"
             }
         }
     }

@@ -40,6 +40,13 @@ final class LookalikesComponent: RuntimeComponent {
         publishedAt = now
     }
 
+    func metrics(_ text: inout MetricsText, _ context: ComponentContext) {
+        text.counter(
+            "aabridge_lookalike_events_suppressed_total",
+            "lookalikeHeard events beyond the bound per second, counted instead of published.",
+            board.eventsSuppressed)
+    }
+
     /// In how long `bridge/lookalikes` is due (nil: it is current).
     private func publicationDelay(at now: Timestamp) -> Int64? {
         guard let publishedAt else { return nil }

@@ -10,14 +10,15 @@ enum InMemoryRuntime {
     /// The end-to-end configuration (``BridgeHarness/yaml``, no broker) and a database path in
     /// a fresh temporary directory, removed after `body`.
     static func withConfiguration(
-        _ body: (_ configuration: BridgeConfiguration, _ database: String) async throws -> Void
+        homeAssistant: Bool = false, _ body: (_ configuration: BridgeConfiguration, _ database: String) async throws -> Void
     ) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-memory-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let database = directory.appendingPathComponent("aabridge.sqlite3").path
         let configuration = try ConfigurationLoader.load(
-            yaml: BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database), environment: [:], hostname: "testhost"
+            yaml: BridgeHarness.yaml(server: "mqtt://127.0.0.1:1", database: database, homeAssistant: homeAssistant), environment: [:],
+            hostname: "testhost"
         ).get()
         try await body(configuration, database)
     }

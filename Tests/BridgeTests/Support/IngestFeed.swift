@@ -40,7 +40,7 @@ struct IngestFeed {
 
     mutating func ingest(_ message: MQTTMessage, route: IngestRoute, at now: Timestamp) -> FedOutcome {
         if case .claimed(let claimed) = route, claimant(of: route) is MQTTGatewaySource {
-            let heard = telemetry.take(message.topic, message.payload, tag: claimed.tag, at: now, into: &ingest)
+            let heard = telemetry.take(message.topic, message.payload, retained: message.retain, tag: claimed.tag, at: now, into: &ingest)
             return FedOutcome(outcome: heard.outcome, gatewaysChanged: heard.gatewaysChanged, gatewayNotice: heard.notice)
         }
         return FedOutcome(outcome: ingest.ingest(message, route: route, at: now))

@@ -1,0 +1,99 @@
+import AccessoryKit
+import Configuration
+import Foundation
+import JSON
+import MQTT
+import Storage
+import Testing
+
+@testable import Bridge
+
+/// What a neighbour with a radio (or anyone who may publish on a gateway's topic) can make a
+/// gateway relay, and what it must not be able to do with it (issue 49).
+@Suite("Forged and replayed telemetry")
+struct ForgedTelemetryTests {
+    /// An AirPods Pro proximity-pairing frame (the end-to-end configuration's product), in ear.
+    static let frame = "4c000719010e200b990f310000" + String(repeating: "00", count: 16)
+
+    static func message(_ topic: String, _ payload: String, retain: Bool = false) -> MQTTMessage {
+        MQTTMessage(topic: topic, payload: Array(payload.utf8), qos: .atMostOnce, retain: retain)
+    }
+
+    @Test("retained telemetry is refused with its own reason and attributes nothing; a retained gateway status is taken")
+    func retainedTelemetryRefused() throws {
+        var feed = try IngestTests.ingest()
+        let topic = "home/kitchen/BTtoMQTT/F1E2D3C4B5A7"
+        let payload = #"{"id":"F1:E2:D3:C4:B5:A7","rssi":-40,"manufacturerdata":"\#(Self.frame)"}"#
+        let retained = feed.ingest(
+            Self.message(topic, payload, retain: true), route: feed.router.route(topic), at: Timestamp(milliseconds: 1))
+        let refusals = retained.outcome.compactMap { if case .refuse(let refusal) = $0 { refusal } else { nil } }
+        #expect(refusals.map(\.reason) == [.retained])
+        #expect(refusals.first?.message.contains("mosquitto_pub -r -n -t 'home/kitchen/BTtoMQTT/F1E2D3C4B5A7'") == true)
+        guard case .none = retained.effect else {
+            Issue.record("a retained frame must not reach the engine, got \(retained.effect)")
+            return
+        }
+        #expect(feed.gatewaysPayload(at: Timestamp(milliseconds: 1)).arrayValue?.first?["heard"]?.arrayValue?.isEmpty == true)
+        // A gateway's will is retained by design: its status is taken.
+        let status = feed.ingest(
+            Self.message("home/kitchen/LWT", "offline", retain: true), route: feed.router.route("home/kitchen/LWT"),
+            at: Timestamp(milliseconds: 2))
+        #expect(status.gatewaysChanged)
+    }
+
+    @Test("a retained in-ear frame replayed at start moves nothing; it is counted in telemetry_rejected")
+    func retainedTelemetryAtStart() async throws {
+        try await InMemoryFlowTests.withRuntime { connection in
+            let state = "aabridge/accessory/\(Fixture.speakerTopic)"
+            let telemetry = "aabridge/telemetry/livingroom/\(Fixture.speakerTopic)"
+            connection.deliver(telemetry, #"{"rssi":-42}"#, retain: true)
+            connection.deliver(telemetry, #"{"rssi":-71}"#)
+            await connection.waitFor(state) { $0["rssi"] == -71 }
+            #expect(!connection.json(on: state).contains { $0["rssi"] == -42 }, "the retained copy never counted")
+            let health = await connection.request("health", "")
+            #expect((health?["data"]?["telemetry_rejected"]?.intValue ?? 0) >= 1)
+        }
+    }
+
+    @Test("lookalikeHeard: at most a bounded number a second in all, however many fresh addresses; the rest counted")
+    func lookalikeEventsBounded() throws {
+        let configuration = try IngestTests.configuration()
+        let id = try #require(BluetoothAddress(Fixture.airPods))
+        let accessory = Accessory(
+            id: id, displayName: "Alice's AirPods", product: "AirPods Pro", descriptor: DiscoveryDescriptor(), state: .authorized)
+        // Away (not heard since the start), with the profile and room it was last seen with.
+        let restored = RestoredState(
+            accessories: [accessory], traces: [id: AccessoryTrace(profile: ProximityProfile(model: 0x200E, colour: 0), room: "bedroom")])
+        var feed = try IngestTests.ingest(engine: EngineHolder(BridgeEngine(configuration: configuration.engine, restored: restored)))
+        func fresh(_ index: Int, at milliseconds: Int64) -> FedOutcome {
+            let address = String(format: "5A:00:00:00:%02X:%02X", index / 256, index % 256)
+            let topic = "home/kitchen/BTtoMQTT/" + address.replacingOccurrences(of: ":", with: "")
+            let payload = #"{"id":"\#(address)","mac_type":1,"rssi":-60,"manufacturerdata":"\#(Self.frame)"}"#
+            return feed.ingest(Self.message(topic, payload), route: feed.router.route(topic), at: Timestamp(milliseconds: milliseconds))
+        }
+        let firstSecond = (0..<40).filter { fresh($0, at: 10_000 + Int64($0)).lookalikeHeard }.count
+        #expect(firstSecond == LookalikeBoard.eventsPerSecond, "1 event per fresh look-alike before: 40")
+        #expect(feed.lookalikes.eventsSuppressed == 40 - LookalikeBoard.eventsPerSecond)
+        #expect(fresh(0, at: 11_500).lookalikeHeard == false, "once per look-alike: it is one already")
+        #expect(fresh(1_000, at: 11_600).lookalikeHeard, "a new second admits again")
+    }
+
+    @Test("Home Assistant's bridge device goes out at most once per debounce, however many gateway names appear")
+    func discoveryChurnBounded() async throws {
+        try await InMemoryRuntime.withConfiguration(homeAssistant: true) { configuration, database in
+            let connection = InMemoryConnection()
+            let runtime = try BridgeRuntime(configuration: configuration, store: try AccessoryStore(path: database), connection: connection)
+            try await InMemoryRuntime.run(runtime, on: connection) {
+                let device = "homeassistant/device/aabridge_bridge_aabridge/config"
+                await connection.waitFor(device) { _ in true }
+                let before = connection.published.messages(on: device).count
+                for node in 0..<300 {
+                    connection.deliver("home/node\(node)/BTtoMQTT/F1E2D3C4B5A7", #"{"id":"F1:E2:D3:C4:B5:A7","rssi":-60}"#)
+                }
+                await connection.waitFor("aabridge/bridge/gateways") { ($0.arrayValue?.first?["heard"]?.arrayValue?.count ?? 0) == 256 }
+                let during = connection.published.messages(on: device).count - before
+                #expect(during <= 1, "the first new gateway at once, the rest after the debounce (one per name before: \(during))")
+            }
+        }
+    }
+}
