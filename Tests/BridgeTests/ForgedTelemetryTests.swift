@@ -78,6 +78,30 @@ struct ForgedTelemetryTests {
         #expect(fresh(1_000, at: 11_600).lookalikeHeard, "a new second admits again")
     }
 
+    @Test("a node that relays many fresh look-alikes of an away accessory shows lookalike_flood on bridge/gateways")
+    func lookalikeFloodShown() throws {
+        let configuration = try IngestTests.configuration()
+        let id = try #require(BluetoothAddress(Fixture.airPods))
+        let accessory = Accessory(
+            id: id, displayName: "Alice's AirPods", product: "AirPods Pro", descriptor: DiscoveryDescriptor(), state: .authorized)
+        let restored = RestoredState(
+            accessories: [accessory], traces: [id: AccessoryTrace(profile: ProximityProfile(model: 0x200E, colour: 0), room: "kitchen")])
+        var feed = try IngestTests.ingest(engine: EngineHolder(BridgeEngine(configuration: configuration.engine, restored: restored)))
+        func problems(of node: String) -> [JSONValue] {
+            let heard = feed.gatewaysPayload(at: Timestamp(milliseconds: 20_000)).arrayValue?.first?["heard"]?.arrayValue ?? []
+            return heard.first { $0["name"] == .string(node) }?["problems"]?.arrayValue ?? []
+        }
+        for index in 0..<LookalikeTracker.floodCount {
+            let address = String(format: "5A:00:00:00:00:%02X", index)
+            let topic = "home/kitchen/BTtoMQTT/" + address.replacingOccurrences(of: ":", with: "")
+            let payload = #"{"id":"\#(address)","mac_type":1,"rssi":-60,"manufacturerdata":"\#(Self.frame)"}"#
+            _ = feed.ingest(
+                Self.message(topic, payload), route: feed.router.route(topic), at: Timestamp(milliseconds: 10_000 + Int64(index)))
+            #expect(problems(of: "kitchen").isEmpty == (index < LookalikeTracker.floodCount - 1), "after \(index + 1)")
+        }
+        #expect(problems(of: "kitchen").first?["code"] == "lookalike_flood")
+    }
+
     @Test("Home Assistant's bridge device goes out at most once per debounce, however many gateway names appear")
     func discoveryChurnBounded() async throws {
         try await InMemoryRuntime.withConfiguration(homeAssistant: true) { configuration, database in

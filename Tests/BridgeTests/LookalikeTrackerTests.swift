@@ -115,6 +115,29 @@ struct LookalikeTrackerTests {
         #expect(tracker.entries.isEmpty)
         #expect(tracker.listChanged)
     }
+
+    @Test(
+        "lookalike_flood: a node that first hears 8 fresh look-alikes within the window attaches none by itself, even with the rivals gone")
+    func flood() {
+        var tracker = LookalikeTracker(mode: .auto, windowSeconds: 600)
+        for index in 0..<LookalikeTracker.floodCount {
+            let decoy = BluetoothAddress(rawValue: 0x5A_0000_0000_00 + UInt64(index))
+            _ = Self.advertise(&tracker, decoy, gateway: "bedroom", from: Double(index), to: Double(index), away: [(Self.alice, "bedroom")])
+        }
+        #expect(tracker.isFlooding("bedroom", at: Self.at(10)))
+        #expect(!tracker.isFlooding("hall", at: Self.at(10)))
+        // The decoys attributed elsewhere (no rivals left): the node still attaches nothing.
+        for index in 0..<LookalikeTracker.floodCount { tracker.forget(BluetoothAddress(rawValue: 0x5A_0000_0000_00 + UInt64(index))) }
+        let decisions = Self.advertise(&tracker, Self.morning, gateway: "bedroom", from: 20, to: 30, away: [(Self.alice, "bedroom")])
+        #expect(!decisions.contains(.reattach(Self.alice)), "\(decisions)")
+        // Once the window has passed, the node is trusted again.
+        #expect(!tracker.isFlooding("bedroom", at: Self.at(20 + 601)))
+        var later = tracker
+        later.forget(Self.morning)
+        #expect(
+            Self.advertise(&later, Self.other, gateway: "bedroom", from: 700, to: 706, away: [(Self.alice, "bedroom")]).contains(
+                .reattach(Self.alice)))
+    }
 }
 
 /// household.md, "Keys that users can actually get": the recent addresses a new key is tried

@@ -12,6 +12,10 @@ enum GatewayProblem: String, Hashable, Sendable, CaseIterable {
     /// An ESPresense node while a paired Apple accessory has no IRK: ESPresense never forwards
     /// Apple proximity frames and reports an Apple accessory only by its IRK (`known_irks`).
     case espresenseNeedsIRK = "espresense_needs_irk"
+    /// It first heard ``LookalikeTracker/floodCount`` fresh look-alikes of an away accessory
+    /// within `lookalike_window_s`: a device near it inventing addresses, or a replay. Its
+    /// look-alikes are only offered while the problem stands.
+    case lookalikeFlood = "lookalike_flood"
 
     static let minimumAdvertisements = 50
 
@@ -24,6 +28,10 @@ enum GatewayProblem: String, Hashable, Sendable, CaseIterable {
             "ESPresense never forwards Apple proximity frames and reports an Apple accessory only by its IRK: add the IRK of "
                 + (needingIRK.isEmpty ? "each Apple accessory" : needingIRK.joined(separator: ", "))
                 + " to known_irks, and give it to aabridge (\(RequestName.keys.name))"
+        case .lookalikeFlood:
+            "hears many fresh look-alikes of an away accessory (a device near it inventing addresses, or a replay): its look-alikes "
+                + "are only offered, never re-attached by themselves, while this stands; if no crowd of such accessories is near it, "
+                + "look for what is"
         }
     }
 }

@@ -22,6 +22,8 @@ struct GatewayTracker {
         var lastSeen: Timestamp?
         var window = AdvertisementWindow()
         var problems: [GatewayProblem] = []
+        /// Until when it has ``GatewayProblem/lookalikeFlood``.
+        var floodUntil: Timestamp?
     }
 
     struct Configured {
@@ -91,7 +93,8 @@ struct GatewayTracker {
     /// state, and the problems that appeared with it. One lookup of the name: this runs for
     /// every advertisement.
     mutating func advertisement(
-        _ name: String, through index: Int, withManufacturerData: Bool, attributed: Bool, at time: Timestamp
+        _ name: String, through index: Int, withManufacturerData: Bool, attributed: Bool, lookalikeFloodUntil: Timestamp? = nil,
+        at time: Timestamp
     ) -> (changed: Bool, appeared: [Appeared]) {
         guard configured.indices.contains(index) else { return (false, []) }
         var changed = false
@@ -108,6 +111,7 @@ struct GatewayTracker {
             configured[index].heard.values[position].state = "online"
             changed = true
         }
+        if let lookalikeFloodUntil { configured[index].heard.values[position].floodUntil = lookalikeFloodUntil }
         configured[index].heard.values[position].window.count(
             withManufacturerData: withManufacturerData, attributed: attributed, at: time)
         configured[index].totals.advertisements += 1
@@ -150,12 +154,14 @@ struct GatewayTracker {
         let minute = window.lastMinute(at: time ?? lastSeen ?? Timestamp(milliseconds: 0))
         let noData = minute.advertisements >= GatewayProblem.minimumAdvertisements && minute.withManufacturerData == 0
         let needsIRK = !needingIRK.isEmpty && configured[index].format == .espresense
+        let flood = configured[index].heard.values[position].floodUntil.map { $0 > (time ?? lastSeen ?? $0) } ?? false
         let before = configured[index].heard.values[position].problems
         // The common case, nothing wrong before or now, allocates nothing.
-        if before.isEmpty && !noData && !needsIRK { return [] }
+        if before.isEmpty && !noData && !needsIRK && !flood { return [] }
         var problems: [GatewayProblem] = []
         if noData { problems.append(.noManufacturerData) }
         if needsIRK { problems.append(.espresenseNeedsIRK) }
+        if flood { problems.append(.lookalikeFlood) }
         guard problems != before else { return [] }
         configured[index].heard.values[position].problems = problems
         problemsChanged = true

@@ -412,6 +412,9 @@ struct Ingest {
         switch decision {
         case .offered(let first):
             if first && lookalikes.admitsEvent(at: now) { outcome.append(.lookalikeHeard) }
+            if lookalikes.tracker.isFlooding(advertisement.gateway, at: now) {
+                outcome.lookalikeFloodUntil = now.advanced(byMilliseconds: lookalikes.tracker.windowMilliseconds)
+            }
             return nil
         case .reattach(let id):
             return (

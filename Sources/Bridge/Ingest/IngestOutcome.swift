@@ -32,6 +32,9 @@ struct IngestOutcome: Sequence {
     private var more: [Action] = []
     /// The advertisement counted for a known accessory (the gateway's `attributed` figure).
     var attributed = false
+    /// The gateway that heard it produces many fresh look-alikes: it has the problem
+    /// `lookalike_flood` until then.
+    var lookalikeFloodUntil: Timestamp?
 
     init() {}
 

@@ -68,6 +68,13 @@ struct LookalikeTracker {
     /// a second.
     private(set) var refreshed = false
     static let refreshMilliseconds: Int64 = 60_000
+    /// When each gateway first heard a fresh look-alike, within the window (at most
+    /// ``floodCount`` kept per gateway, at most ``floodGateways`` gateways): a node that hears
+    /// many is a source of decoys (a radio inventing addresses, a replay), and its look-alikes
+    /// never attach by themselves while it is (household.md, `lookalike_flood`).
+    private(set) var freshByGateway: [String: [Timestamp]] = [:]
+    static let floodCount = 8
+    static let floodGateways = 16
 
     init(mode: IdentityConfiguration.Reattach, windowSeconds: Int) {
         self.mode = mode
@@ -89,7 +96,10 @@ struct LookalikeTracker {
             ?? Entry(
                 address: address, profile: profile, firstGateway: gateway, gateways: [], gateway: gateway, rssi: rssi, firstSeen: now,
                 lastSeen: now, advertisements: 0, couldBe: [])
-        if first { makeRoom() }
+        if first {
+            makeRoom()
+            noteFresh(gateway, at: now)
+        }
         entry.profile = profile
         entry.gateway = gateway
         entry.rssi = rssi
@@ -110,7 +120,8 @@ struct LookalikeTracker {
     /// The accessory the rule re-attaches `entry` to, if it singles one out now.
     private func singledOut(_ entry: Entry, away: [(id: BluetoothAddress, room: String?)], at now: Timestamp) -> BluetoothAddress? {
         guard entry.advertisements >= Self.minimumAdvertisements,
-            entry.lastSeen.milliseconds(since: entry.firstSeen) >= Self.minimumSpanMilliseconds
+            entry.lastSeen.milliseconds(since: entry.firstSeen) >= Self.minimumSpanMilliseconds,
+            !isFlooding(entry.firstGateway, at: now)
         else { return nil }
         let rivals = entries.values.contains { other in
             other.address != entry.address && other.profile == entry.profile
@@ -183,6 +194,22 @@ struct LookalikeTracker {
                     "could_be": .array(entry.couldBe.map { .string($0.description) }),
                 ]
             })
+    }
+
+    /// Whether `gateway` first heard ``floodCount`` fresh look-alikes within the window.
+    func isFlooding(_ gateway: String, at now: Timestamp) -> Bool {
+        (freshByGateway[gateway]?.count { now.milliseconds(since: $0) <= windowMilliseconds } ?? 0) >= Self.floodCount
+    }
+
+    private mutating func noteFresh(_ gateway: String, at now: Timestamp) {
+        if freshByGateway[gateway] == nil, freshByGateway.count >= Self.floodGateways,
+            let quietest = freshByGateway.min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) })?.key
+        {
+            freshByGateway[quietest] = nil
+        }
+        var times = freshByGateway[gateway, default: []].filter { now.milliseconds(since: $0) <= windowMilliseconds }
+        times.append(now)
+        freshByGateway[gateway] = Array(times.suffix(Self.floodCount))
     }
 
     /// Makes room for one more entry, the least recently heard going.
