@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/socket.h>
@@ -11,11 +12,14 @@
 // bounds one address's connections, so one client cannot take every place. The daemon's
 // connection timeout is the short one a connection gets while its request's headers are
 // awaited; a request that has arrived gets the longer one (aabridge_mhd_set_timeout).
+// `notify` hears each connection start and close: the server's total header deadline
+// (an inactivity timeout restarts with every byte, so a slow sender never meets it).
 static inline struct MHD_Daemon *aabridge_mhd_start(
     const struct sockaddr_in *address, unsigned int connection_limit, unsigned int per_client_limit,
     unsigned int header_timeout_seconds, MHD_AcceptPolicyCallback accept, void *accept_context,
     MHD_AccessHandlerCallback handler, void *handler_context,
-    MHD_RequestCompletedCallback completed, void *completed_context) {
+    MHD_RequestCompletedCallback completed, void *completed_context,
+    MHD_NotifyConnectionCallback notify, void *notify_context) {
     return MHD_start_daemon(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL,
         ntohs(address->sin_port), accept, accept_context, handler, handler_context,
@@ -24,6 +28,7 @@ static inline struct MHD_Daemon *aabridge_mhd_start(
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_client_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, header_timeout_seconds,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+        MHD_OPTION_NOTIFY_CONNECTION, notify, notify_context,
         MHD_OPTION_END);
 }
 
@@ -48,6 +53,35 @@ static inline uint32_t aabridge_mhd_client_ipv4(struct MHD_Connection *connectio
 
 // The reader's "end of stream" is a macro with a cast, which Swift does not import.
 static inline ssize_t aabridge_mhd_end_of_stream(void) { return MHD_CONTENT_READER_END_OF_STREAM; }
+
+// The reader's "end with error": the connection is closed at once, nothing more written.
+static inline ssize_t aabridge_mhd_end_with_error(void) { return MHD_CONTENT_READER_END_WITH_ERROR; }
+
+// Whether a connection notification is its start (Swift imports the enum without its cases'
+// usual names).
+static inline int aabridge_mhd_is_start(enum MHD_ConnectionNotificationCode code) {
+    return code == MHD_CONNECTION_NOTIFY_STARTED;
+}
+
+// The connection's socket, -1 when unknown.
+static inline int aabridge_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+// Whether the peer of a connected socket has gone (closed, or reset): a look at what waits,
+// without taking it or blocking. Bytes waiting (a pipelined request) are not a departure.
+static inline int aabridge_socket_peer_gone(int fd) {
+    char byte;
+    ssize_t count = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (count == 0) return 1;
+    if (count < 0) return !(errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR);
+    return 0;
+}
+
+// Ends a connection from outside its thread: the thread's next poll sees the end and closes it
+// (libmicrohttpd has no call to close a connection another thread runs).
+static inline void aabridge_socket_shutdown(int fd) { (void)shutdown(fd, SHUT_RDWR); }
 
 // The port the daemon listens on (the kernel's choice when 0 was asked for).
 static inline uint16_t aabridge_mhd_port(struct MHD_Daemon *daemon) {

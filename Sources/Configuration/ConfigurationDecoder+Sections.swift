@@ -1,5 +1,6 @@
 import AccessoryKit
 import Storage
+import Telemetry
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -289,14 +290,16 @@ extension ConfigurationDecoder {
         var message: String
     }
 
-    /// The file's text without its trailing newline(s).
+    /// The file's text without its trailing newline(s). Read bounded (``BoundedFile``): the
+    /// size is refused before a byte is read, and a device or FIFO by its type.
     static func readSecret(path: String) -> Result<String, SecretFileProblem> {
-        if let problem = fileProblem(path: path) { return .failure(problem) }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            return .failure(.init(message: "cannot read '\(path)': permission denied or unreadable"))
+        let data: [UInt8]
+        switch BoundedFile.read(path, limit: 64 * 1024) {
+        case .success(let bytes): data = bytes
+        case .failure(.tooLarge): return .failure(.init(message: "'\(path)' is larger than 64 KiB; is it the right file?"))
+        case .failure(let problem): return .failure(.init(message: "cannot read '\(path)': \(problem)"))
         }
-        guard data.count <= 64 * 1024 else { return .failure(.init(message: "'\(path)' is larger than 64 KiB; is it the right file?")) }
-        guard var text = String(data: data, encoding: .utf8) else { return .failure(.init(message: "'\(path)' is not UTF-8 text")) }
+        guard var text = String(validating: data, as: UTF8.self) else { return .failure(.init(message: "'\(path)' is not UTF-8 text")) }
         while text.hasSuffix("\n") || text.hasSuffix("\r") { text.removeLast() }
         guard !text.isEmpty else { return .failure(.init(message: "'\(path)' is empty")) }
         return .success(text)

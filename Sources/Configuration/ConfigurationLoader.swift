@@ -1,4 +1,5 @@
 import AccessoryKit
+import Telemetry
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -115,39 +116,21 @@ public enum ConfigurationLoader {
         return "\(prefix)\(original)]" + path.dropFirst(old.count)
     }
 
-    /// The file's bytes, refusing oversize files before reading them whole.
+    /// The file's bytes, refusing oversize files before reading them and special files
+    /// (a FIFO would block, a device never end) by type (``BoundedFile``).
     static func readFile(_ path: String) -> Result<[UInt8], ConfigurationIssue> {
-        var status = stat()
-        guard stat(path, &status) == 0 else {
+        switch BoundedFile.read(path, limit: maximumFileSize) {
+        case .success(let bytes): return .success(bytes)
+        case .failure(.missing):
             return .failure(
                 ConfigurationIssue(path: "", message: "cannot read the configuration '\(path)': no such file (name it with --config PATH)"))
-        }
-        guard status.st_mode & S_IFMT != S_IFDIR else {
-            return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration '\(path)': it is a directory"))
-        }
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration '\(path)': permission denied"))
-        }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
-        while bytes.count <= maximumFileSize {
-            let count = read(descriptor, &chunk, chunk.count)
-            if count == 0 { break }
-            guard count > 0 else {
-                if errno == EINTR { continue }
-                return .failure(
-                    ConfigurationIssue(path: "", message: "cannot read the configuration: \(String(cString: strerror(errno)))"))
-            }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
-        guard bytes.count <= maximumFileSize else {
+        case .failure(.tooLarge):
             return .failure(
                 ConfigurationIssue(
                     path: "", message: "the file is larger than \(maximumFileSize) bytes; a configuration is a few kilobytes"))
+        case .failure(let problem):
+            return .failure(ConfigurationIssue(path: "", message: "cannot read the configuration '\(path)': \(problem)"))
         }
-        return .success(bytes)
     }
 
     /// The short host name (before the first dot), or `localhost`.

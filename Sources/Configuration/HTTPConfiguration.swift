@@ -12,8 +12,9 @@ public struct HTTPConfiguration: Hashable, Sendable, CustomStringConvertible {
     public var timeoutSeconds: Int
     /// Connections one client address may hold at once; more are closed at once.
     public var connectionsPerClient: Int
-    /// Seconds a connection may wait, idle, for its request's headers (a new connection, or
-    /// a kept-alive one between requests).
+    /// Seconds a connection may take, in all, to send its request's headers, counted from its
+    /// start (or, kept alive, from its previous request): a total, not an inactivity timeout,
+    /// so a client trickling a byte at a time cannot hold its place (issue 49).
     public var headerTimeoutSeconds: Int
     /// Without a token, the `Host` names accepted besides the listen address's own
     /// (lower case; `name` matches any port, `name:port` that port only).

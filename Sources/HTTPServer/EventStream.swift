@@ -6,12 +6,15 @@ import Synchronization
 ///
 /// Bounded: a client that does not read fast enough (more than ``limit`` bytes waiting) is
 /// dropped, so a slow or stalled browser never makes the bridge's memory grow. Idle streams
-/// get a comment line every ``keepaliveSeconds``, so proxies keep them open and a client that
-/// went away is noticed (the write fails and the server closes the stream).
+/// get a comment line every ``keepaliveSeconds``, so proxies keep them open. A client that went
+/// away is noticed within ``departureCheckMilliseconds`` (the server looks at its socket while
+/// the stream waits), not at the next keepalive: until then its connection held one of its
+/// address's places, and under the add-on every browser comes from the one ingress address.
 public final class EventStream: Sendable {
     /// Bytes that may wait for the client before it is dropped.
     public let limit: Int
     static let keepaliveSeconds = 10
+    static let departureCheckMilliseconds = 200
     private let state = Mutex(State())
     /// Signalled by every send and by close, so the writer wakes at once.
     private let ready = DispatchSemaphore(value: 0)
@@ -57,9 +60,21 @@ public final class EventStream: Sendable {
     /// Bytes waiting (for tests and the slow-client bound).
     public var pendingBytes: Int { state.withLock { $0.pending.count } }
 
-    /// The connection thread's read: blocks until something waits, the stream closes or the
-    /// keepalive is due. Returns the number of bytes written to `buffer`, or nil at the end.
-    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int? {
+    /// What the connection thread's read gives.
+    enum Chunk: Equatable {
+        /// This many bytes were written to the buffer.
+        case bytes(Int)
+        /// The stream closed and everything waiting was written.
+        case end
+        /// The client went away: the stream is closed, its connection should be dropped.
+        case clientGone
+    }
+
+    /// The connection thread's read: blocks until something waits, the stream closes, the
+    /// keepalive is due or `clientGone` says the client left (asked every
+    /// ``departureCheckMilliseconds`` while waiting).
+    func read(into buffer: UnsafeMutableRawBufferPointer, clientGone: () -> Bool = { false }) -> Chunk {
+        var idleSince = ContinuousClock.now
         while true {
             let outcome = state.withLock { state -> Int?? in
                 if !state.pending.isEmpty {
@@ -70,12 +85,18 @@ public final class EventStream: Sendable {
                 }
                 return state.closed ? .some(nil) : nil
             }
-            if let outcome { return outcome }
-            if ready.wait(timeout: .now() + .seconds(Self.keepaliveSeconds)) == .timedOut {
+            if let outcome { return outcome.map { .bytes($0) } ?? .end }
+            if ready.wait(timeout: .now() + .milliseconds(Self.departureCheckMilliseconds)) == .timedOut {
+                if clientGone() {
+                    close()
+                    return .clientGone
+                }
+                guard ContinuousClock.now - idleSince >= .seconds(Self.keepaliveSeconds) else { continue }
+                idleSince = .now
                 let keepalive = Array(": keepalive\n\n".utf8)
                 guard buffer.count >= keepalive.count else { continue }
                 keepalive.withUnsafeBytes { buffer.copyMemory(from: $0) }
-                return keepalive.count
+                return .bytes(keepalive.count)
             }
         }
     }

@@ -13,7 +13,9 @@ import Synchronization
 /// timeout closes a client that stops sending; beyond the limit a new connection is closed
 /// at once. One client address may hold only ``perClientLimit`` of them, and a connection
 /// whose request has not arrived (a new one, or a kept-alive one between requests) gets only
-/// the short header timeout: idle connections from one address cannot lock the others out.
+/// the short header timeout, as a total deadline however slowly its bytes come
+/// (``HeaderDeadlines``): idle or trickling connections from one address cannot lock the
+/// others out. An event stream whose client has gone frees its place at once (EventStream).
 /// A body longer than ``maximumBodyBytes`` is read and thrown away, never kept.
 public final class HTTPServer: Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
@@ -22,7 +24,7 @@ public final class HTTPServer: Sendable {
     public static let readHeaders = ["authorization", "cookie", "origin", "host", "content-type", "accept", "x-ingress-path"]
 
     public let maximumBodyBytes: Int
-    /// Seconds a connection may wait, idle, for its request's headers.
+    /// Seconds a connection may take, in all, to send its request's headers (idle or not).
     public let headerTimeoutSeconds: Int
     /// Seconds a connection with a request may stay idle (the handler's answer, a body, a stream).
     public let timeoutSeconds: Int
@@ -40,6 +42,7 @@ public final class HTTPServer: Sendable {
     /// wait for events and the daemon's stop waits for every thread.
     /// nil once stopping: a stream opened after that is closed at once.
     private let streams = Mutex<[ObjectIdentifier: EventStream]?>([:])
+    private let deadlines: HeaderDeadlines
 
     /// The daemon's pointer, owned by this server (libmicrohttpd's own threads use it).
     private struct Daemon: @unchecked Sendable { let pointer: OpaquePointer }
@@ -47,8 +50,8 @@ public final class HTTPServer: Sendable {
     /// Starts listening on `host:port` (an IPv4 address; port 0 lets the kernel choose).
     /// - Parameters:
     ///   - perClientLimit: connections one client address may hold (nil: `connectionLimit`).
-    ///   - headerTimeoutSeconds: how long a connection may wait idle for its request's headers
-    ///     (nil: `timeoutSeconds`).
+    ///   - headerTimeoutSeconds: how long a connection may take, in all, to send its request's
+    ///     headers (nil: `timeoutSeconds`).
     ///   - clientPolicy: who may connect; a refused client's connection is closed at accept.
     /// - Throws: ``HTTPServerError`` when the address is not IPv4 or the port cannot be bound.
     public init(
@@ -66,6 +69,7 @@ public final class HTTPServer: Sendable {
         self.timeoutSeconds = timeoutSeconds
         self.clientPolicy = clientPolicy
         self.handler = handler
+        deadlines = HeaderDeadlines(seconds: self.headerTimeoutSeconds)
         daemon = Mutex(nil)
         // The port first: a listener that fails leaves nothing behind.
         let context = Unmanaged.passUnretained(self).toOpaque()
@@ -73,8 +77,9 @@ public final class HTTPServer: Sendable {
             let started = aabridge_mhd_start(
                 &address, UInt32(connectionLimit), UInt32(min(perClientLimit ?? connectionLimit, connectionLimit)),
                 UInt32(self.headerTimeoutSeconds), clientPolicy == nil ? nil : Self.accept, context, Self.access, context,
-                Self.completed, context)
+                Self.completed, context, Self.notify, context)
         else {
+            deadlines.stop()
             throw HTTPServerError("cannot listen on \(host):\(port) (address in use, or not an address of this machine)")
         }
         boundPort.store(port == 0 ? Int(aabridge_mhd_port(started)) : port, ordering: .relaxed)
@@ -96,6 +101,7 @@ public final class HTTPServer: Sendable {
         }
         for stream in open { stream.close() }
         MHD_stop_daemon(running.pointer)
+        deadlines.stop()
     }
 
     deinit { stop() }
@@ -115,6 +121,7 @@ public final class HTTPServer: Sendable {
         // connection has a request, and the request's (longer) timeout.
         guard let existing = pending.pointee else {
             pending.pointee = Unmanaged.passRetained(PendingRequest()).toOpaque()
+            server.deadlines.clear(connection)
             aabridge_mhd_set_timeout(connection, UInt32(server.timeoutSeconds))
             return .YES
         }
@@ -157,10 +164,22 @@ public final class HTTPServer: Sendable {
         if let context, let connection {
             let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
             aabridge_mhd_set_timeout(connection, UInt32(server.headerTimeoutSeconds))
+            server.deadlines.awaitHeaders(connection)
         }
         guard let pending, let existing = pending.pointee else { return }
         Unmanaged<PendingRequest>.fromOpaque(existing).release()
         pending.pointee = nil
+    }
+
+    /// A connection started (its header deadline begins) or closed (it has none any more).
+    private static let notify: MHD_NotifyConnectionCallback = { context, connection, _, code in
+        guard let context, let connection else { return }
+        let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
+        if aabridge_mhd_is_start(code) != 0 {
+            server.deadlines.awaitHeaders(connection)
+        } else {
+            server.deadlines.clear(connection)
+        }
     }
 
     /// Tracks an event stream until its connection ends (or closes it at once when stopping).
@@ -178,13 +197,16 @@ public final class HTTPServer: Sendable {
         streams.withLock { _ = $0?.removeValue(forKey: ObjectIdentifier(stream)) }
     }
 
-    /// What the event stream's callbacks get: the stream, and the server to tell when it ends.
+    /// What the event stream's callbacks get: the stream, the server to tell when it ends, and
+    /// the connection's socket, to notice the client leaving while the stream waits.
     private final class StreamContext {
         let stream: EventStream
         let server: UnsafeMutableRawPointer
-        init(stream: EventStream, server: UnsafeMutableRawPointer) {
+        let descriptor: Int32
+        init(stream: EventStream, server: UnsafeMutableRawPointer, descriptor: Int32) {
             self.stream = stream
             self.server = server
+            self.descriptor = descriptor
         }
     }
 
@@ -200,7 +222,10 @@ public final class HTTPServer: Sendable {
             headers.append(contentsOf: extra)
         case .events(let stream):
             made = MHD_create_response_from_callback(
-                UInt64.max, 4096, readEvents, Unmanaged.passRetained(StreamContext(stream: stream, server: server)).toOpaque(),
+                UInt64.max, 4096, readEvents,
+                Unmanaged.passRetained(
+                    StreamContext(stream: stream, server: server, descriptor: aabridge_mhd_connection_fd(connection))
+                ).toOpaque(),
                 releaseEvents)
             headers.append(("Content-Type", "text/event-stream"))
         }
@@ -212,11 +237,18 @@ public final class HTTPServer: Sendable {
 
     private static let readEvents: MHD_ContentReaderCallback = { context, _, buffer, maximum in
         guard let context, let buffer else { return aabridge_mhd_end_of_stream() }
-        let stream = Unmanaged<StreamContext>.fromOpaque(context).takeUnretainedValue().stream
-        guard let count = stream.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: maximum)) else {
-            return aabridge_mhd_end_of_stream()
+        let events = Unmanaged<StreamContext>.fromOpaque(context).takeUnretainedValue()
+        // The reader runs on the connection's thread, so libmicrohttpd cannot watch the socket
+        // while it waits: the stream looks at it itself, and a client gone ends the connection.
+        let descriptor = events.descriptor
+        switch events.stream.read(
+            into: UnsafeMutableRawBufferPointer(start: buffer, count: maximum),
+            clientGone: { descriptor >= 0 && aabridge_socket_peer_gone(descriptor) != 0 })
+        {
+        case .bytes(let count): return count
+        case .end: return aabridge_mhd_end_of_stream()
+        case .clientGone: return aabridge_mhd_end_with_error()
         }
-        return count
     }
 
     /// The response is gone (written out, or the client left): the stream is closed, so

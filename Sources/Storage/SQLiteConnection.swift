@@ -54,6 +54,7 @@ final class SQLiteConnection {
             let escaped = path.replacing("%", with: "%25").replacing("?", with: "%3f").replacing("#", with: "%23")
             name = "file:\(escaped)?immutable=1"
         }
+        if create && !readOnly { Self.restrictFiles(of: path) }
         var db: OpaquePointer?
         let result = sqlite3_open_v2(name, &db, flags, nil)
         handle = db
@@ -66,6 +67,31 @@ final class SQLiteConnection {
     }
 
     deinit { close() }
+
+    /// Makes the database file (and its `-wal`, `-shm` and `-journal`, when there) readable by
+    /// this user only, whatever the umask: `identities` holds IRKs and encryption keys in clear.
+    ///
+    /// SQLite creates a new database with 0644 less the umask, and its `-wal`, `-shm` and
+    /// `-journal` with the database file's mode: so the file is created here first, 0600, and
+    /// SQLite gives the others the same. Files already there (an older release's 0644, a
+    /// `-wal` left by a crash) are tightened when this user owns them. By path, never by
+    /// opening and closing a descriptor of an existing file: closing one drops every POSIX
+    /// lock this process holds on it, another connection's included.
+    static func restrictFiles(of path: String) {
+        guard !path.isEmpty, path != ":memory:", !path.hasPrefix("file:") else { return }
+        let created = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        if created >= 0 {
+            _ = fchmod(created, 0o600)
+            closeDescriptor(created)
+        }
+        for file in [path, path + "-wal", path + "-shm", path + "-journal"] {
+            var status = stat()
+            guard lstat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG, status.st_uid == geteuid(),
+                status.st_mode & 0o077 != 0
+            else { continue }
+            _ = chmod(file, 0o600)
+        }
+    }
 
     /// Whether the connection is still open.
     var isOpen: Bool { handle != nil }
@@ -215,4 +241,9 @@ extension SQLiteConnection {
             return Array(UnsafeRawBufferPointer(start: pointer, count: count))
         }
     }
+}
+
+/// The C library's `close`, outside `SQLiteConnection`, whose `close()` would hide it.
+private func closeDescriptor(_ descriptor: Int32) {
+    _ = close(descriptor)
 }

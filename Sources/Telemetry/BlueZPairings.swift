@@ -76,7 +76,9 @@ public struct BlueZPairings: Sendable {
             case .success: key = "IRK <redacted>"
             case .failure(let problem): key = "no IRK: \(problem)"
             }
-            return "BlueZ device \(address) on adapter \(adapter) (\(name.map { "\"\($0)\"" } ?? "no name"), \(key))"
+            // The name is the device's own choice: sanitised, never printed raw (TerminalText).
+            return
+                "BlueZ device \(address) on adapter \(adapter) (\(name.map { "\"\(TerminalText.sanitised($0))\"" } ?? "no name"), \(key))"
         }
     }
 
@@ -239,29 +241,18 @@ public struct BlueZPairings: Sendable {
         return addresses.sorted()
     }
 
-    /// An `info` file's bytes; `.noInfoFile` when there is none.
+    /// An `info` file's bytes; `.noInfoFile` when there is none. Read bounded and by type
+    /// (``BoundedFile``): an `info` that is a FIFO would otherwise hang the command, a device
+    /// never end.
     static func readInfo(_ path: String) throws(ReadError) -> Result<[UInt8], Problem> {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else {
-            let code = errno
-            if code == ENOENT { return .failure(.noInfoFile) }
-            throw ReadError(path: path, reason: reason(code), code: code)
+        switch BoundedFile.read(path, limit: maximumInfoSize) {
+        case .success(let bytes): return .success(bytes)
+        case .failure(.missing): return .failure(.noInfoFile)
+        case .failure(.tooLarge): return .failure(.tooLarge)
+        // Not a pairing BlueZ wrote: named, as a file that cannot be read is.
+        case .failure(.notRegular(let kind)): throw ReadError(path: path, reason: "it is \(kind), not a regular file")
+        case .failure(.unreadable(let reason, let code)): throw ReadError(path: path, reason: reason, code: code)
         }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 4096)
-        while true {
-            let count = buffer.withUnsafeMutableBytes { readBytes(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                let code = errno
-                if code == EINTR { continue }
-                throw ReadError(path: path, reason: reason(code), code: code)
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: buffer[..<count])
-            if bytes.count > maximumInfoSize { return .failure(.tooLarge) }
-        }
-        return .success(bytes)
     }
 
     static func isDirectory(_ path: String) -> Bool {
@@ -302,9 +293,4 @@ public struct BlueZPairings: Sendable {
         if escaping { result.append("\\") }
         return result
     }
-}
-
-/// `read(2)`, named apart: inside the type, `read` is ``BlueZPairings/read(directory:adapter:)``.
-private func readBytes(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer?, _ count: Int) -> Int {
-    read(descriptor, buffer, count)
 }

@@ -1,4 +1,5 @@
 import Configuration
+import Telemetry
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -48,11 +49,14 @@ enum AddonConfigCommand {
         if let listen = options["--listen"] { settings.listen = listen }
         var inputs: [[UInt8]] = []
         for file in [optionsFile, mqttFile, templateFile] {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                printError("aabridge addon-config: cannot read \(file)")
+            // The options are the Supervisor's JSON (parsed up to 1 MiB), the template the
+            // shipped YAML: bounded before reading, like every file a command names.
+            switch BoundedFile.read(file, limit: 1 << 20) {
+            case .success(let bytes): inputs.append(bytes)
+            case .failure(let problem):
+                printError("aabridge addon-config: cannot read \(file): \(problem)")
                 return 2
             }
-            inputs.append(Array(data))
         }
         switch AddonConfiguration.yaml(
             options: inputs[0], optionsFile: optionsFile, mqtt: inputs[1], template: inputs[2], templateFile: templateFile,

@@ -83,7 +83,9 @@ enum KeysCommand {
 
     /// `F0:99:B6:12:34:56 ("Alice’s AirPods", adapter 00:1A:7D:DA:71:13)`: how a line names a device.
     static func label(_ devices: [BlueZPairings.Device]) -> String {
-        let name = devices.lazy.compactMap(\.name).first.map { "\"\($0)\", " } ?? ""
+        // A device's name is whatever it called itself when it paired: escape sequences in it
+        // must not reach the terminal (or a log that captures this output).
+        let name = devices.lazy.compactMap(\.name).first.map { "\"\(TerminalText.sanitised($0))\", " } ?? ""
         let adapters = devices.map(\.adapter.description).joined(separator: ", ")
         return "\(devices[0].address) (\(name)adapter\(devices.count > 1 ? "s" : "") \(adapters))"
     }
@@ -282,14 +284,14 @@ enum KeysCommand {
             throw Failure(
                 status: 2,
                 message:
-                    "no BlueZ device with an IRK is named \"\(accessory.name)\" (devices with an IRK: \(known.isEmpty ? "none" : known)); name the device with --device ADDR"
+                    "no BlueZ device with an IRK is named \"\(TerminalText.sanitised(accessory.name))\" (devices with an IRK: \(known.isEmpty ? "none" : known)); name the device with --device ADDR"
             )
         default:
             let addresses = named.map(\.[0].address.description).joined(separator: ", ")
             throw Failure(
                 status: 2,
                 message:
-                    "\(named.count) BlueZ devices with an IRK are named \"\(accessory.name)\" (\(addresses)): name the right one with --device ADDR"
+                    "\(named.count) BlueZ devices with an IRK are named \"\(TerminalText.sanitised(accessory.name))\" (\(addresses)): name the right one with --device ADDR"
             )
         }
     }

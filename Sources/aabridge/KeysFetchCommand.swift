@@ -97,12 +97,13 @@ enum KeysFetchCommand {
     }
 
     static func importMacOS(file: String, options: CommandArguments) async throws(KeysCommand.Failure) -> Int32 {
-        let size = (try? FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
-        if size > MacKeychainExport.maximumSize {
+        // Bounded before reading: FileManager's size is 0 for a device and its read is whole.
+        let contents: [UInt8]
+        switch BoundedFile.read(file, limit: MacKeychainExport.maximumSize) {
+        case .success(let bytes): contents = bytes
+        case .failure(.tooLarge(let size, _)):
             throw KeysCommand.Failure(status: 2, message: "\(file): \(MacKeychainExport.ReadError.tooLarge(size))")
-        }
-        guard let contents = FileManager.default.contents(atPath: file) else {
-            throw KeysCommand.Failure(status: 2, message: "cannot read \(file): \(String(cString: strerror(errno)))")
+        case .failure(let problem): throw KeysCommand.Failure(status: 2, message: "cannot read \(file): \(problem)")
         }
         let text = String(decoding: contents, as: UTF8.self)
         let export: MacKeychainExport

@@ -21,7 +21,8 @@ struct ListedAccessory: Hashable, Sendable {
     var secondarySource: BluetoothAddress?
 
     /// How a command's line names it: `F0:99:B6:12:34:56 "Alice’s AirPods"`.
-    var label: String { "\(id) \"\(name)\"" }
+    /// The name comes from the bridge, over MQTT: sanitised like a BlueZ name (TerminalText).
+    var label: String { "\(id) \"\(TerminalText.sanitised(name))\"" }
 
     /// The accessory as ``SourceReporter`` follows it.
     var reported: SourceReporter.Accessory {

@@ -2,6 +2,7 @@ import Bridge
 import Configuration
 import JSON
 import MQTT
+import Telemetry
 
 #if canImport(FoundationEssentials)
     import FoundationEssentials
@@ -73,8 +74,15 @@ enum SimulateCommand {
     }
 
     static func parse(scenario path: String) throws(ScenarioError) -> [Step] {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw ScenarioError(message: "cannot read scenario file '\(path)'")
+        // Bounded like every file a command names (a scenario is a few hundred lines).
+        let text: String
+        switch BoundedFile.read(path, limit: 16 << 20) {
+        case .success(let bytes):
+            guard let decoded = String(validating: bytes, as: UTF8.self) else {
+                throw ScenarioError(message: "cannot read scenario file '\(path)': not UTF-8 text")
+            }
+            text = decoded
+        case .failure(let problem): throw ScenarioError(message: "cannot read scenario file '\(path)': \(problem)")
         }
         var steps: [Step] = []
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {

@@ -182,7 +182,20 @@ private typealias Pairing = BlueZPairingStoreTests
         #expect {
             try BlueZPairings.read(directory: directory.path)
         } throws: { error in
-            "\(error)".contains("'\(info)'") && "\(error)".contains("Is a directory")
+            "\(error)".contains("'\(info)'") && "\(error)".contains("it is a directory, not a regular file")
+        }
+    }
+
+    @Test("an info that is a FIFO is refused by its type, never opened to wait for a writer")
+    func fifoInfo() throws {
+        let directory = try Directory()
+        try directory.makeDirectory("\(Self.adapter)/F0:99:B6:12:34:56")
+        let info = directory.url.appendingPathComponent("\(Self.adapter)/F0:99:B6:12:34:56/info").path
+        #expect(mkfifo(info, 0o600) == 0)
+        #expect {
+            try BlueZPairings.read(directory: directory.path)
+        } throws: { error in
+            "\(error)" == "cannot read '\(info)': it is a FIFO, not a regular file"
         }
     }
 
