@@ -59,13 +59,16 @@ public enum AppleModelCatalogue {
         AppleModel(0x2027, "AirPods Pro 3", .inEarBud, spatial: headTracked, quirks: [primaryBudOnly]),
         AppleModel(
             0x200A, "AirPods Max", .overEarHeadphone, wear: .statusBit5, batteries: .single,
-            spatial: headTracked, quirks: [.init("worn is status bit 0x20, not the earbuds' bits", confidence: .high, source: "CAPod issue #106, PR #108")]),
+            spatial: headTracked,
+            quirks: [.init("worn is status bit 0x20, not the earbuds' bits", confidence: .high, source: "CAPod issue #106, PR #108")]),
         AppleModel(
             0x201F, "AirPods Max (USB-C)", .overEarHeadphone, wear: .statusBit5, batteries: .single,
-            spatial: headTracked, quirks: [.init("worn is status bit 0x20, as on the first AirPods Max", confidence: .medium, source: "CAPod AirPodsMaxUsbc.kt")]),
+            spatial: headTracked,
+            quirks: [.init("worn is status bit 0x20, as on the first AirPods Max", confidence: .medium, source: "CAPod AirPodsMaxUsbc.kt")]),
         AppleModel(
             0x202D, "AirPods Max 2", .overEarHeadphone, batteries: .single,
-            spatial: headTracked, quirks: [
+            spatial: headTracked,
+            quirks: [
                 .init(
                     "bit 0x20 is always set; each earcup's bit (0x02, 0x08) says worn, and some receivers see only one",
                     confidence: .medium, source: "CAPod issue #548")
@@ -91,7 +94,8 @@ public enum AppleModelCatalogue {
         AppleModel(0x200C, "Beats Solo Pro", .onEarHeadphone, wear: .none, batteries: .single, quirks: [noWearSensor]),
         AppleModel(0x2025, "Beats Solo 4", .onEarHeadphone, wear: .none, batteries: .single, spatial: headTracked, quirks: [noWearSensor]),
         AppleModel(0x2009, "Beats Studio3", .overEarHeadphone, wear: .none, batteries: .single, quirks: [noWearSensor]),
-        AppleModel(0x2017, "Beats Studio Pro", .overEarHeadphone, wear: .none, batteries: .single, spatial: headTracked, quirks: [noWearSensor]),
+        AppleModel(
+            0x2017, "Beats Studio Pro", .overEarHeadphone, wear: .none, batteries: .single, spatial: headTracked, quirks: [noWearSensor]),
     ]
 
     private static let byID: [UInt16: AppleModel] = Dictionary(models.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })

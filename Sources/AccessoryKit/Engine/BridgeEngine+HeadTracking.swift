@@ -24,7 +24,9 @@ extension BridgeEngine {
         guard configuration.deviceCapabilities.contains(.headTracking) else {
             throw AccessoryControlDevice.Error(
                 .invalidRequest, operation: .headTracking, field: .deviceCapabilities,
-                message: "a head-tracking session needs the headTracking capability; \(id) is registered with \(configuration.deviceCapabilities)")
+                message:
+                    "a head-tracking session needs the headTracking capability; \(id) is registered with \(configuration.deviceCapabilities)"
+            )
         }
         guard records[id]?.headTrackingActive != active else { return }
         records[id]?.headTrackingActive = active
@@ -33,14 +35,17 @@ extension BridgeEngine {
 
     /// Ends the session (removal, invalidation, a new registration): announced only when it was
     /// active, since an inactive one forwarded nothing that stops now.
-    mutating func endHeadTracking(_ id: BluetoothAddress) {
+    ///
+    /// - Parameter removed: the accessory the session just removed (the event names it; the
+    ///   session no longer can).
+    mutating func endHeadTracking(_ id: BluetoothAddress, removed: Accessory? = nil) {
         guard records[id]?.headTrackingActive == true else { return }
         records[id]?.headTrackingActive = false
-        headTrackingChanged(id)
+        headTrackingChanged(id, accessory: removed)
     }
 
-    private mutating func headTrackingChanged(_ id: BluetoothAddress) {
-        if let accessory = session.accessories[id] { emit(.event(SetupEvent(.headTrackingChanged, accessory: accessory))) }
+    private mutating func headTrackingChanged(_ id: BluetoothAddress, accessory: Accessory? = nil) {
+        if let accessory = accessory ?? session.accessories[id] { emit(.event(SetupEvent(.headTrackingChanged, accessory: accessory))) }
         markChanged(id)
     }
 

@@ -108,7 +108,8 @@ extension BridgeEngine {
             do throws(AccessoryControlDevice.Error) {
                 guard role == .container else {
                     throw AccessoryControlDevice.Error(
-                        .invalidRequest, operation: .headTracking, message: "head tracking is the user's switch; it cannot come through /set")
+                        .invalidRequest, operation: .headTracking,
+                        message: "head tracking is the user's switch; it cannot come through /set")
                 }
                 try setHeadTracking(id, active: active)
                 return .success(.state(id))
@@ -162,6 +163,7 @@ extension BridgeEngine {
                 result = .success(.accessory(accessory))
             case .remove(let id):
                 let accessory = try session.remove(id, events: &events)
+                endHeadTracking(id, removed: accessory)
                 forget(id, now: now)
                 result = .success(.accessory(accessory))
             case .invalidate(let id):
