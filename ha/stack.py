@@ -60,7 +60,8 @@ setup:
 products:
   - name: AirPods or Beats
     hardware: inEarBud
-    capabilities: [audioSwitching, placement]
+    # headTracking (issue 52): auto_register registers it, so the Head tracking switch is there.
+    capabilities: [audioSwitching, placement, headTracking, audioSpatialization]
     auto_register: true
     placement_decoder: apple_proximity
     setup_options: [rename]

@@ -104,6 +104,8 @@ ENTITIES = [
     dict(doc="select.alice_s_airpods_home_source", check=equals("(none)")),
     dict(doc="text.alice_s_airpods_home_source_address", check=equals("")),
     dict(doc="text.alice_s_airpods_alias", check=equals("")),
+    # Head tracking (issue 52): registered with headTracking by auto_register, the session inactive.
+    dict(doc="switch.alice_s_airpods_head_tracking", check=equals("off")),
     dict(doc="text.alice_s_airpods_irk", check=equals("")),
     dict(doc="text.alice_s_airpods_encryption_key", check=equals("")),
     # Found again after a night (issue 30): its model is decoded, no look-alike is heard.
@@ -428,6 +430,18 @@ class Suite:
         await self.hass.wait_state("sensor.alice_s_airpods_registration", lambda s: s["state"] == "active", what="active")
         await press("button.alice_s_airpods_register", "accessory/register")
         await self.hass.wait_state("sensor.alice_s_airpods_registration", lambda s: s["state"] == "active", what="active")
+
+        async def switch(entity, service, request):
+            before = await self.now_at()
+            await self.hass.call("switch", service, {"entity_id": entity})
+            outcome = await self.last_request(before, request)
+            self.expect(outcome["state"] == "ok", f"{entity}: {service} {request} answered {outcome['state']}")
+
+        await switch("switch.alice_s_airpods_head_tracking", "turn_on", "accessory/head_tracking")
+        await self.hass.wait_state("switch.alice_s_airpods_head_tracking", lambda s: s["state"] == "on", what="on")
+        await switch("switch.alice_s_airpods_head_tracking", "turn_off", "accessory/head_tracking")
+        await self.hass.wait_state("switch.alice_s_airpods_head_tracking", lambda s: s["state"] == "off", what="off")
+        self.ok("Head tracking: the switch turns the session on and off, its state follows")
 
         alias = "A1:B2:C3:D4:E5:00"
         await type_into("text.alice_s_airpods_alias", alias, "accessory/alias")

@@ -142,8 +142,9 @@ extension ConfigurationDecoder {
             if let capability = AccessoryControlDevice.Capabilities(name: text) {
                 capabilities.insert(capability)
             } else {
-                var message = "unknown capability '\(text)'; allowed: audioSwitching, placement"
-                if let suggestion = Self.suggestion(for: text, among: ["audioSwitching", "placement"]) {
+                let allowed = AccessoryControlDevice.Capabilities.allNames
+                var message = "unknown capability '\(text)'; allowed: \(allowed.joined(separator: ", "))"
+                if let suggestion = Self.suggestion(for: text, among: allowed) {
                     message += " (did you mean '\(suggestion)'?)"
                 }
                 fail(path, message, at: item)

@@ -51,6 +51,8 @@ public struct Topics: Sendable, Hashable {
     public func reattachChoice(_ id: BluetoothAddress) -> String { "\(accessory(id))/reattach" }
     public func decision(_ id: BluetoothAddress) -> String { "\(accessory(id))/decision" }
     public func error(_ id: BluetoothAddress) -> String { "\(accessory(id))/error" }
+    /// The accessory's head-tracking sensor frames, for a spatial audio renderer (QoS 0).
+    public func imu(_ id: BluetoothAddress) -> String { "\(accessory(id))/imu" }
     /// The filter for the extension role's `accessory/<ID>/set` topics.
     public var setFilter: String { "\(base)/accessory/+/set" }
     public func sourceRoute(_ source: BluetoothAddress) -> String { "\(base)/source/\(source.topicID)/route" }

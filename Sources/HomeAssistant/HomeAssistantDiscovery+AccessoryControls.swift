@@ -97,6 +97,7 @@ extension HomeAssistantDiscovery {
                     "button", "invalidate", name: "Invalidate registration", request: .invalidate,
                     [("payload_press", pressPayload), ("icon", "mdi:link-off"), ("entity_category", "config")]))
         }
+        if capabilities.contains(.headTracking) { controls.append(headTrackingSwitch(status, state: state, control: control)) }
         controls += homeSourceControls(status, state: state, control: control)
         controls += reattachControls(status, bridgeOnline: bridgeOnline, objectID: objectID)
         // Keys are write-only. Without a state topic Home Assistant's text would be optimistic
@@ -122,6 +123,49 @@ extension HomeAssistantDiscovery {
                     ]))
         }
         return controls
+    }
+
+    /// The "Head tracking" switch: `accessory/head_tracking` with `active` true or false. It shows
+    /// the state's `head_tracking` and is available only while there is a session (`active` or
+    /// `inactive`; null before a registration with `headTracking`, or after an invalidation),
+    /// so a press can only be refused for a reason the state does not already show.
+    private func headTrackingSwitch(
+        _ status: AccessoryStatus, state: String,
+        control: (String, String, String, RequestName, [(String, JSONValue)]) -> (String, JSONValue)
+    ) -> (String, JSONValue) {
+        let id = status.accessory.id.description
+        func press(_ active: Bool) -> JSONValue {
+            .string(
+                JSONValue.object([("id", .string(id)), ("active", .bool(active)), ("transaction", .string(Self.transaction))]).serialized)
+        }
+        var toggle = control(
+            "switch", "head_tracking", "Head tracking", .headTracking,
+            [
+                ("payload_on", press(true)), ("payload_off", press(false)),
+                ("state_topic", .string(state)),
+                ("value_template", "{{ 'ON' if value_json.head_tracking == 'active' else 'OFF' }}"),
+                ("state_on", "ON"), ("state_off", "OFF"),
+                ("icon", "mdi:rotate-orbit"),
+            ])
+        if case .object(var pairs) = toggle.1 {
+            pairs.removeAll { $0.0 == "availability" }
+            pairs.append(
+                (
+                    "availability",
+                    [
+                        availabilityEntry(topics.bridgeState),
+                        [
+                            "topic": .string(state),
+                            "value_template": "{{ 'online' if value_json.head_tracking in ['active', 'inactive'] else 'offline' }}",
+                            "payload_available": "online",
+                            "payload_not_available": "offline",
+                        ],
+                    ]
+                ))
+            pairs.append(("availability_mode", "all"))
+            toggle.1 = .object(pairs)
+        }
+        return toggle
     }
 
     /// The "Home source" options: every named source device (by name, an address added where

@@ -7,7 +7,7 @@ import AccessoryKit
 /// (`inEarBud`|`onEarHeadphone`|`overEarHeadphone`), `sources` (array of addresses),
 /// `source_connected`, `source_disconnected`, `preferred_source`, `rssi`, `battery`
 /// (`level`/`left`/`right`/`case` in percent 0...100, `charging`/`left_charging`/`right_charging`/`case_charging`
-/// booleans). Unknown keys are ignored; a known key with a wrong type or value rejects the whole
+/// booleans); in native telemetry only, `imu` (one head-tracking IMU frame as hex). Unknown keys are ignored; a known key with a wrong type or value rejects the whole
 /// report, which carries the accessory so the bridge can answer with `invalidRequest`.
 public enum AccessoryReportParser {
     /// Parses a report payload for an accessory.
@@ -68,7 +68,7 @@ public enum AccessoryReportParser {
     private static func parseReport(
         _ payload: UnsafeRawBufferPointer, accessory: BluetoothAddress, gateway: String?, registers: inout Bool
     ) throws(TelemetryRejection) -> AccessoryReport {
-        var placement, worn, hardware, sources, connected, disconnected, preferred, rssi, battery: JSONScanner.Value?
+        var placement, worn, hardware, sources, connected, disconnected, preferred, rssi, battery, imu: JSONScanner.Value?
         var capabilities = false
         let fields = try JSONFields.scanObject(payload) { scanner, key, value in
             if key.hasEscapes {
@@ -83,6 +83,7 @@ public enum AccessoryReportParser {
                 case "preferred_source": preferred = value
                 case "rssi": rssi = value
                 case "battery": battery = value
+                case "imu": imu = value
                 default: break
                 }
                 return
@@ -108,6 +109,8 @@ public enum AccessoryReportParser {
                 battery = value
             } else if scanner.string(key, equals: "capabilities") {
                 capabilities = true
+            } else if scanner.string(key, equals: "imu") {
+                imu = value
             }
         }
         if capabilities {
@@ -156,6 +159,16 @@ public enum AccessoryReportParser {
         if let battery {
             guard case .object(let range) = battery else { throw fields.wrongType("battery", battery, expected: "an object") }
             if let levels = try parseBattery(fields, range) { changes.append(.battery(levels)) }
+        }
+        // A head-tracking frame comes from the accessory's firmware through its relay (native
+        // telemetry) only; `/set` is the extension role's update and ignores it like any unknown key.
+        if gateway != nil, let text = try fields.string(imu, "imu") {
+            // Any length: 0 or over 70 bytes is the engine's `invalidDataSize`, not a parse error.
+            guard let frame = Hex.decode(text) else {
+                throw TelemetryRejection(
+                    .invalidValue, "'imu' must be hex digits in pairs (one IMU frame), not \(JSONFields.excerpt(text))", field: "imu")
+            }
+            changes.append(.sensorFrame(frame))
         }
         return AccessoryReport(accessory: accessory, gateway: gateway, changes: changes)
     }

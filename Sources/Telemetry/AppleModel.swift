@@ -62,12 +62,17 @@ public struct AppleModel: Hashable, Sendable {
     public var wearSensor: WearSensor
     public var batteries: Batteries
     public var quirks: [Quirk]
+    /// What the model's hardware adds to AudioAccessoryKit's capabilities beyond switching and
+    /// placement: `headTracking` and `audioSpatialization` for the models Apple lists with
+    /// spatial audio with dynamic head tracking, else none (domain.md, iOS 27).
+    public var spatialCapabilities: AccessoryControlDevice.Capabilities
 
     /// Creates a model.
     public init(
         _ id: UInt16, _ name: String, _ hardware: HardwareType, wear: WearSensor = .inEarBits, batteries: Batteries = .pods,
-        quirks: [Quirk] = []
+        spatial: AccessoryControlDevice.Capabilities = [], quirks: [Quirk] = []
     ) {
+        self.spatialCapabilities = spatial
         self.id = id
         self.name = name
         self.hardware = hardware

@@ -26,6 +26,13 @@ import AccessoryKit
 /// AirPods Pro 3 case's own advertisement carries no model id at all (``ProximityPairingMessage``),
 /// so there is none to list.
 ///
+/// Spatial audio with dynamic head tracking (`spatial: headTracked`, the capabilities
+/// `headTracking` and `audioSpatialization`): the models Apple's support article "Listen with
+/// Personalized Spatial Audio for AirPods and Beats" (support.apple.com/HT211775) lists for it:
+/// AirPods (3rd generation), AirPods 4, every AirPods Pro and AirPods Max, Beats Fit Pro,
+/// Powerbeats Pro 2, Beats Studio Pro and Beats Solo 4. A model it does not list has none,
+/// even where it plays spatialized (fixed) audio.
+///
 /// A model missing here still decodes: its `model` is `null`, its wear bits are read the
 /// earbuds' way and "worn" takes the product's hardware type (domain.md, placement).
 public enum AppleModelCatalogue {
@@ -36,25 +43,31 @@ public enum AppleModelCatalogue {
         "no wear sensor: its advertisements give no placement", confidence: .high,
         source: "CAPod PodModel.kt (no ear detection)")
 
+    /// What a model with spatial audio and dynamic head tracking can register beyond switching and placement.
+    public static let headTracked: AccessoryControlDevice.Capabilities = [.headTracking, .audioSpatialization]
+
     /// Every known model, AirPods first.
     public static let models: [AppleModel] = [
         AppleModel(0x2002, "AirPods", .inEarBud, quirks: [primaryBudOnly]),
         AppleModel(0x200F, "AirPods (2nd generation)", .inEarBud, quirks: [primaryBudOnly]),
-        AppleModel(0x2013, "AirPods (3rd generation)", .inEarBud, quirks: [primaryBudOnly]),
-        AppleModel(0x2019, "AirPods 4", .inEarBud, quirks: [primaryBudOnly]),
-        AppleModel(0x201B, "AirPods 4 (ANC)", .inEarBud, quirks: [primaryBudOnly]),
-        AppleModel(0x200E, "AirPods Pro", .inEarBud, quirks: [primaryBudOnly]),
-        AppleModel(0x2014, "AirPods Pro (2nd generation)", .inEarBud, quirks: [primaryBudOnly]),
-        AppleModel(0x2024, "AirPods Pro (2nd generation, USB-C)", .inEarBud, quirks: [primaryBudOnly]),
-        AppleModel(0x2027, "AirPods Pro 3", .inEarBud, quirks: [primaryBudOnly]),
+        AppleModel(0x2013, "AirPods (3rd generation)", .inEarBud, spatial: headTracked, quirks: [primaryBudOnly]),
+        AppleModel(0x2019, "AirPods 4", .inEarBud, spatial: headTracked, quirks: [primaryBudOnly]),
+        AppleModel(0x201B, "AirPods 4 (ANC)", .inEarBud, spatial: headTracked, quirks: [primaryBudOnly]),
+        AppleModel(0x200E, "AirPods Pro", .inEarBud, spatial: headTracked, quirks: [primaryBudOnly]),
+        AppleModel(0x2014, "AirPods Pro (2nd generation)", .inEarBud, spatial: headTracked, quirks: [primaryBudOnly]),
+        AppleModel(0x2024, "AirPods Pro (2nd generation, USB-C)", .inEarBud, spatial: headTracked, quirks: [primaryBudOnly]),
+        AppleModel(0x2027, "AirPods Pro 3", .inEarBud, spatial: headTracked, quirks: [primaryBudOnly]),
         AppleModel(
             0x200A, "AirPods Max", .overEarHeadphone, wear: .statusBit5, batteries: .single,
+            spatial: headTracked,
             quirks: [.init("worn is status bit 0x20, not the earbuds' bits", confidence: .high, source: "CAPod issue #106, PR #108")]),
         AppleModel(
             0x201F, "AirPods Max (USB-C)", .overEarHeadphone, wear: .statusBit5, batteries: .single,
+            spatial: headTracked,
             quirks: [.init("worn is status bit 0x20, as on the first AirPods Max", confidence: .medium, source: "CAPod AirPodsMaxUsbc.kt")]),
         AppleModel(
             0x202D, "AirPods Max 2", .overEarHeadphone, batteries: .single,
+            spatial: headTracked,
             quirks: [
                 .init(
                     "bit 0x20 is always set; each earcup's bit (0x02, 0x08) says worn, and some receivers see only one",
@@ -63,7 +76,7 @@ public enum AppleModelCatalogue {
         AppleModel(0x2003, "Powerbeats3", .inEarBud, wear: .none, batteries: .single, quirks: [noWearSensor]),
         AppleModel(0x200D, "Powerbeats4", .inEarBud, wear: .none, batteries: .single, quirks: [noWearSensor]),
         AppleModel(0x200B, "Powerbeats Pro", .inEarBud),
-        AppleModel(0x201D, "Powerbeats Pro 2", .inEarBud),
+        AppleModel(0x201D, "Powerbeats Pro 2", .inEarBud, spatial: headTracked),
         AppleModel(
             0x202F, "Powerbeats Fit", .inEarBud,
             quirks: [
@@ -73,15 +86,16 @@ public enum AppleModelCatalogue {
             ]),
         AppleModel(0x2005, "BeatsX", .inEarBud, wear: .none, batteries: .single, quirks: [noWearSensor]),
         AppleModel(0x2010, "Beats Flex", .inEarBud, wear: .none, batteries: .single, quirks: [noWearSensor]),
-        AppleModel(0x2012, "Beats Fit Pro", .inEarBud),
+        AppleModel(0x2012, "Beats Fit Pro", .inEarBud, spatial: headTracked),
         AppleModel(0x2011, "Beats Studio Buds", .inEarBud, wear: .none, quirks: [noWearSensor]),
         AppleModel(0x2016, "Beats Studio Buds +", .inEarBud, wear: .none, quirks: [noWearSensor]),
         AppleModel(0x2026, "Beats Solo Buds", .inEarBud, wear: .none, quirks: [noWearSensor]),
         AppleModel(0x2006, "Beats Solo3", .onEarHeadphone, wear: .none, batteries: .single, quirks: [noWearSensor]),
         AppleModel(0x200C, "Beats Solo Pro", .onEarHeadphone, wear: .none, batteries: .single, quirks: [noWearSensor]),
-        AppleModel(0x2025, "Beats Solo 4", .onEarHeadphone, wear: .none, batteries: .single, quirks: [noWearSensor]),
+        AppleModel(0x2025, "Beats Solo 4", .onEarHeadphone, wear: .none, batteries: .single, spatial: headTracked, quirks: [noWearSensor]),
         AppleModel(0x2009, "Beats Studio3", .overEarHeadphone, wear: .none, batteries: .single, quirks: [noWearSensor]),
-        AppleModel(0x2017, "Beats Studio Pro", .overEarHeadphone, wear: .none, batteries: .single, quirks: [noWearSensor]),
+        AppleModel(
+            0x2017, "Beats Studio Pro", .overEarHeadphone, wear: .none, batteries: .single, spatial: headTracked, quirks: [noWearSensor]),
     ]
 
     private static let byID: [UInt16: AppleModel] = Dictionary(models.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })

@@ -19,7 +19,10 @@ struct SetupSessionTests {
             (.pickerSetupRename, "pickerSetupRename", 90),
         ]
         // aabridge's own events (household.md): no raw value of Apple's, `"raw":null` in the API.
-        let own: [(SetupEvent.EventType, String)] = [(.accessoryReattached, "accessoryReattached"), (.lookalikeHeard, "lookalikeHeard")]
+        let own: [(SetupEvent.EventType, String)] = [
+            (.accessoryReattached, "accessoryReattached"), (.lookalikeHeard, "lookalikeHeard"),
+            (.headTrackingChanged, "headTrackingChanged"),
+        ]
         #expect(expected.count + own.count == SetupEvent.EventType.allCases.count)
         for (type, name, raw) in expected {
             #expect(type.rawValue == raw)
@@ -54,8 +57,9 @@ struct SetupSessionTests {
     func accessoryOnlyOnAccessoryEvents(type: SetupEvent.EventType) {
         let accessory = Accessory(id: id, displayName: "x", product: buds.name, descriptor: buds.descriptor, state: .authorized)
         let event = SetupEvent(type, accessory: accessory)
-        let isAccessoryEvent = [.accessoryAdded, .accessoryRemoved, .accessoryChanged, .accessoryDiscovered, .accessoryReattached].contains(
-            type)
+        let isAccessoryEvent = [
+            .accessoryAdded, .accessoryRemoved, .accessoryChanged, .accessoryDiscovered, .accessoryReattached, .headTrackingChanged,
+        ].contains(type)
         #expect((event.accessory != nil) == isAccessoryEvent)
     }
 

@@ -78,4 +78,36 @@ struct EngineRoundTripTests {
         #expect(restored.registrations[Self.b]?.isInvalidated == true)
         #expect(try store.load() == restored)
     }
+
+    @Test("a registration with headTracking and audioSpatialization survives a restart; its session does not (it starts inactive)")
+    func headTrackingRestart() throws {
+        let spatial = Product(
+            name: "Spatial", hardware: .inEarBud, capabilities: [.audioSwitching, .headTracking, .audioSpatialization],
+            descriptor: DiscoveryDescriptor(bluetoothCompanyIdentifier: 0x0A12))
+        let configuration = EngineConfiguration(
+            products: [spatial], declaration: SetupDeclaration(supports: [.bluetooth], bluetoothCompanyIdentifiers: [0x0A12]),
+            migrations: [MigrationItem(id: Self.a, name: "Spatial", product: "Spatial")])
+        let directory = TemporaryDirectory()
+        let path = directory.database()
+        let now = Timestamp(milliseconds: 1_700_000_000_000)
+        var engine = BridgeEngine(configuration: configuration)
+        do {
+            let store = try AccessoryStore(path: path)
+            _ = try Self.step(&engine, .activate, at: now, store: store)
+            let registered = try Self.step(
+                &engine,
+                .request(.register(Self.a, RegistrationRequest(capabilities: [.headTracking, .audioSpatialization])), role: .container),
+                at: now, store: store)
+            #expect(registered.result == .success(.configuration(.init(deviceCapabilities: [.headTracking, .audioSpatialization]))))
+            let on = try Self.step(&engine, .request(.setHeadTracking(Self.a, active: true), role: .container), at: now, store: store)
+            #expect(!on.outputs.contains { if case .storage = $0 { true } else { false } })
+            #expect(engine.status(of: Self.a)?.headTracking == .active)
+            store.close()
+        }
+        let store = try AccessoryStore(path: path)
+        var restarted = BridgeEngine(configuration: configuration, restored: try store.load())
+        _ = try Self.step(&restarted, .activate, at: now, store: store)
+        #expect(restarted.registry[Self.a]?.configuration.deviceCapabilities == [.headTracking, .audioSpatialization])
+        #expect(restarted.status(of: Self.a)?.headTracking == .inactive)
+    }
 }

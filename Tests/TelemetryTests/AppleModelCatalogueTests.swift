@@ -39,6 +39,21 @@ struct AppleModelCatalogueTests {
         #expect(models.flatMap(\.quirks).allSatisfy { !$0.source.isEmpty && !$0.note.isEmpty })
     }
 
+    @Test("head-tracked spatial audio: exactly the models Apple's support article lists, with both capabilities")
+    func spatialAudio() {
+        let listed: Set<String> = [
+            "AirPods (3rd generation)", "AirPods 4", "AirPods 4 (ANC)", "AirPods Pro", "AirPods Pro (2nd generation)",
+            "AirPods Pro (2nd generation, USB-C)", "AirPods Pro 3", "AirPods Max", "AirPods Max (USB-C)", "AirPods Max 2",
+            "Beats Fit Pro", "Powerbeats Pro 2", "Beats Studio Pro", "Beats Solo 4",
+        ]
+        let models = AppleModelCatalogue.models
+        #expect(Set(models.filter { !$0.spatialCapabilities.isEmpty }.map(\.name)) == listed)
+        #expect(models.allSatisfy { $0.spatialCapabilities.isEmpty || $0.spatialCapabilities == [.headTracking, .audioSpatialization] })
+        // Neither switching nor placement comes from here: those are the product's and the wear sensor's.
+        #expect(models.allSatisfy { $0.spatialCapabilities.isDisjoint(with: [.audioSwitching, .placement]) })
+        #expect(AppleModelCatalogue.model(0x2002)?.spatialCapabilities == [])
+    }
+
     @Test("earbuds: either in-ear bit is worn, inEar; neither is offHead")
     func earbuds() {
         // 0x22: the broadcasting bud (left) in an ear; 0x08: the other one; 0x01: nothing worn.

@@ -19,6 +19,9 @@ public struct AccessoryReport: Hashable, Sendable {
         case rssi(Int)
         /// Battery levels.
         case battery(Battery)
+        /// One IMU frame for the spatial audio renderer (`Session.sendDataToAudioExtension`),
+        /// as the relay sent it: its size is the engine's to judge (1-70 bytes).
+        case sensorFrame([UInt8])
         /// Content the bridge could not parse (an unknown placement, a malformed
         /// address): answered with `invalidRequest` naming the field; nothing changes.
         case invalid(field: String, message: String)

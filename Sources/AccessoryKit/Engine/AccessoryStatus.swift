@@ -29,6 +29,9 @@ public struct AccessoryStatus: Hashable, Sendable {
     public var homeSources: [BluetoothAddress]
     /// The public address phones and desktops know it by (`accessory/alias`).
     public var alias: BluetoothAddress?
+    /// The head-tracking session: nil without one (not registered with `headTracking`, or
+    /// invalidated).
+    public var headTracking: HeadTrackingState?
 
     /// Creates a status (the engine builds these; the initializer is for serializer tests).
     public init(
@@ -37,8 +40,10 @@ public struct AccessoryStatus: Hashable, Sendable {
         battery: Battery? = nil, lastSeen: Timestamp? = nil, lastError: AccessoryControlDevice.Error? = nil,
         heardFrom: BluetoothAddress? = nil, identity: IdentityAttribution = .address,
         keys: KeyPresence = KeyPresence(irk: false, encryptionKey: false), model: String? = nil,
-        room: String? = nil, homeSources: [BluetoothAddress] = [], alias: BluetoothAddress? = nil
+        room: String? = nil, homeSources: [BluetoothAddress] = [], alias: BluetoothAddress? = nil,
+        headTracking: HeadTrackingState? = nil
     ) {
+        self.headTracking = headTracking
         self.room = room
         self.homeSources = homeSources
         self.alias = alias

@@ -104,6 +104,19 @@ extension BridgeEngine {
                 publishError(error, for: id)
                 return .failure(.accessoryControl(error))
             }
+        case .setHeadTracking(let id, let active):
+            do throws(AccessoryControlDevice.Error) {
+                guard role == .container else {
+                    throw AccessoryControlDevice.Error(
+                        .invalidRequest, operation: .headTracking,
+                        message: "head tracking is the user's switch; it cannot come through /set")
+                }
+                try setHeadTracking(id, active: active)
+                return .success(.state(id))
+            } catch {
+                publishError(error, for: id)
+                return .failure(.accessoryControl(error))
+            }
         default:
             break
         }
@@ -150,6 +163,7 @@ extension BridgeEngine {
                 result = .success(.accessory(accessory))
             case .remove(let id):
                 let accessory = try session.remove(id, events: &events)
+                endHeadTracking(id, removed: accessory)
                 forget(id, now: now)
                 result = .success(.accessory(accessory))
             case .invalidate(let id):
@@ -182,7 +196,7 @@ extension BridgeEngine {
                 }
                 reattach(id, to: address)
                 result = .success(.state(id))
-            case .register, .current:
+            case .register, .current, .setHeadTracking:
                 result = .success(.empty) // handled above
             }
         } catch {
@@ -207,6 +221,8 @@ extension BridgeEngine {
         }
         let oldSources = listedSources(id)
         let stored = try registry.register(accessory, requested, hardware: record.hardwareCapabilities, role: .container)
+        // A new registration is a new handle: any session of the old one ends.
+        endHeadTracking(id)
         records[id]?.filter = PlacementFilter(debounceMilliseconds: debounce, committed: stored.devicePlacement)
         records[id]?.tracker = SourceTracker(sources: stored.sources)
         records[id]?.wornSince = now
@@ -243,6 +259,7 @@ extension BridgeEngine {
 
     mutating func invalidateRegistration(_ id: BluetoothAddress, now: Timestamp) {
         guard registry.invalidate(id), let registration = registry[id] else { return }
+        endHeadTracking(id)
         emit(.registrationChanged(id, registration))
         emit(.storage(.upsertRegistration(id, registration)))
         markChanged(id)
@@ -346,6 +363,7 @@ extension BridgeEngine {
     /// the accessory): the registration is invalidated, routes released, retained topics cleared.
     mutating func discard(_ id: BluetoothAddress, now: Timestamp) {
         let sources = listedSources(id)
+        endHeadTracking(id)
         registry.invalidate(id)
         setFollowedAddress(id, nil)
         setAlias(id, nil)

@@ -135,6 +135,8 @@ extension BridgeEngine {
                     return true
                 }
                 if changed == true { markChanged(id) }
+            case .sensorFrame(let frame):
+                sendSensorFrame(frame, from: id)
             case .invalid(let field, let message):
                 publishError(
                     .init(.invalidRequest, operation: .update, field: Self.field(forKey: field), message: message), for: id)

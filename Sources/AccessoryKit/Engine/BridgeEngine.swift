@@ -50,6 +50,10 @@ public struct BridgeEngine: Sendable {
         /// Its proximity profile and the room it was last heard in (stored): what re-attaching
         /// it needs when it comes back from a night away.
         var trace = AccessoryTrace()
+        /// Its head-tracking session is active (the user turned it on; iOS 27's
+        /// `Session.isHeadTrackingActive`). Never stored: a restart starts it inactive, as an
+        /// app's session does.
+        var headTrackingActive = false
         /// How its followed address was found: followed in a rotation, or re-attached.
         var followedHow: IdentityAttribution = .followed
         /// Its product's name (the session's accessory says it too; kept here so that one
@@ -169,7 +173,8 @@ public struct BridgeEngine: Sendable {
             lastError: record.lastError, heardFrom: record.heardFrom, identity: record.attribution, keys: record.keys.presence,
             // An accessory nobody hears is in no room (its tracker is reset then; this also
             // covers the moment between the timeout and the reset).
-            model: record.model, room: record.available ? record.room.room : nil, homeSources: record.homeSources, alias: record.alias)
+            model: record.model, room: record.available ? record.room.room : nil, homeSources: record.homeSources, alias: record.alias,
+            headTracking: headTrackingState(registry[id], active: record.headTrackingActive))
     }
 
     /// The keys of every accessory that has any (for the runtime's resolver and decoders; the

@@ -27,6 +27,13 @@ public enum EngineOutput: Hashable, Sendable {
     /// A source device's name changed (`source/name`; the configuration's name wins): its
     /// route is published again with it.
     case sourceNamed(BluetoothAddress, String?)
+    /// An IMU frame of an accessory whose head-tracking session is active, to forward unchanged
+    /// on `accessory/<ID>/imu`. Never stored, never in the state.
+    case sensorFrame(BluetoothAddress, [UInt8])
+    /// A sensor frame refused (`invalidDataSize`, `notActivated`), for `accessory/<ID>/error`
+    /// with operation `headTracking`. Not the state's `last_error`: a relay sending at 200 Hz
+    /// would otherwise rewrite the retained state with every frame.
+    case sensorFrameRefused(BluetoothAddress, AudioAccessoryError)
     /// A durable change.
     case storage(StorageWrite)
 }

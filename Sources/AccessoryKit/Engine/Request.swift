@@ -28,4 +28,7 @@ public enum Request: Hashable, Sendable {
     /// `accessory/reattach`: the accessory advertises from this address now (a look-alike, or
     /// any address nobody is attributed to; the runtime checks it is no one else's first).
     case reattach(BluetoothAddress, address: BluetoothAddress)
+    /// `accessory/head_tracking`: the user turns the accessory's head-tracking session on or
+    /// off (`AudioAccessoryHeadTracking.Handler.headTrackingStateDidChange(isActive:)`).
+    case setHeadTracking(BluetoothAddress, active: Bool)
 }

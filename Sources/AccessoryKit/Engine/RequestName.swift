@@ -18,6 +18,8 @@ public enum RequestName: String, CaseIterable, Hashable, Sendable {
     case homeSources = "accessory/home_sources"
     case alias = "accessory/alias"
     case reattach = "accessory/reattach"
+    /// The head-tracking session's switch (iOS 27's `AudioAccessoryHeadTracking`).
+    case headTracking = "accessory/head_tracking"
     case nameSource = "source/name"
     /// The bridge's own request, answered without the engine.
     case health
@@ -29,7 +31,7 @@ public enum RequestName: String, CaseIterable, Hashable, Sendable {
     /// carry no ASError raw code).
     public var isAccessoryControl: Bool {
         switch self {
-        case .register, .current, .invalidate: true
+        case .register, .current, .invalidate, .headTracking: true
         default: false
         }
     }

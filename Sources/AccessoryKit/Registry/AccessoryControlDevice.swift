@@ -14,6 +14,8 @@ public struct AccessoryControlDevice: Hashable, Sendable {
         case register
         case update
         case current
+        /// The head-tracking session (iOS 27): `accessory/head_tracking` and the sensor frames.
+        case headTracking
     }
 
     /// The paired accessory.

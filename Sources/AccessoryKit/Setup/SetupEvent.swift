@@ -22,11 +22,16 @@ public struct SetupEvent: Hashable, Sendable {
         case accessoryReattached = 1_001
         /// aabridge's: an address that could be an away accessory was first heard.
         case lookalikeHeard = 1_002
+        /// aabridge's: an accessory's head-tracking session became active or stopped being
+        /// active (`headTrackingStateDidChange(isActive:)`); the state says which.
+        case headTrackingChanged = 1_003
 
         /// Only accessory events carry an accessory.
         public var carriesAccessory: Bool {
             switch self {
-            case .accessoryAdded, .accessoryRemoved, .accessoryChanged, .accessoryDiscovered, .accessoryReattached: true
+            case .accessoryAdded, .accessoryRemoved, .accessoryChanged, .accessoryDiscovered, .accessoryReattached,
+                .headTrackingChanged:
+                true
             default: false
             }
         }

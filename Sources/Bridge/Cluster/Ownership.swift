@@ -108,7 +108,7 @@ final class Ownership {
         case .event, .pickerChanged: return ownsBridge
         case .accessoryChanged(let status): return owns(status.accessory.id)
         case .accessoryRemoved(let id), .availabilityChanged(let id, _), .registrationChanged(let id, _), .accessoryError(let id, _),
-            .registrationReevaluated(let id, _, _), .keysChanged(let id, _):
+            .registrationReevaluated(let id, _, _), .keysChanged(let id, _), .sensorFrame(let id, _), .sensorFrameRefused(let id, _):
             return owns(id)
         case .decision(let decision): return owns(decision.accessory)
         case .routeChanged(let change):

@@ -8,7 +8,8 @@ extension Request {
         switch self {
         case .showPicker, .selectCandidate, .finishDiscovery, .dismissPicker, .nameSource: nil
         case .authorize(let id), .failAuthorization(let id), .rename(let id, _), .remove(let id), .register(let id, _), .current(let id),
-            .invalidate(let id), .setKeys(let id, _, _, _), .setHomeSources(let id, _), .setAlias(let id, _), .reattach(let id, _):
+            .invalidate(let id), .setKeys(let id, _, _, _), .setHomeSources(let id, _), .setAlias(let id, _), .reattach(let id, _),
+            .setHeadTracking(let id, _):
             id
         }
     }

@@ -101,6 +101,11 @@ public enum RequestDecoder {
                 return .success(.engine(.setAlias(id, try optionalAddress(payload, "address"))))
             case .reattach:
                 return .success(.engine(.reattach(try address(payload, "id"), address: try address(payload, "address"))))
+            case .headTracking:
+                let id = try address(payload, "id")
+                guard let value = payload["active"], !value.isNull else { throw DecodeError("'active' is required") }
+                guard let active = value.boolValue else { throw DecodeError("'active' must be true or false") }
+                return .success(.engine(.setHeadTracking(id, active: active)))
             case .nameSource:
                 let source = try address(payload, "address")
                 return .success(.engine(.nameSource(source, try sourceName(payload))))

@@ -77,6 +77,7 @@ public struct Payloads: Sendable {
             "room": .string(status.room),
             "home_sources": .array(status.homeSources.map { .string($0.description) }),
             "alias": Self.address(status.alias),
+            "head_tracking": .string(status.headTracking?.rawValue),
         ]
     }
 
@@ -100,6 +101,24 @@ public struct Payloads: Sendable {
         ]
         if let time { pairs.append(("at", .string(ISO8601.string(time)))) }
         return .object(pairs)
+    }
+
+    /// A refused sensor frame on `<base>/accessory/<ID>/error`: the registry errors' shape, with
+    /// operation `headTracking` and no field (the frame as a whole is at fault).
+    public func sensorFrameError(_ error: AudioAccessoryError, at time: Timestamp) -> JSONValue {
+        [
+            "code": .string(error.code.rawValue),
+            "operation": .string(error.operation.rawValue),
+            "field": .null,
+            "message": .string(error.message),
+            "recovery": .null,
+            "at": .string(ISO8601.string(time)),
+        ]
+    }
+
+    /// `<base>/accessory/<ID>/imu`: the frame's bytes unchanged, as lower-case hex.
+    public func sensorFrame(_ frame: [UInt8]) -> JSONValue {
+        ["imu": .string(Hex.encode(frame))]
     }
 
     /// `<base>/accessory/<ID>/decision`.

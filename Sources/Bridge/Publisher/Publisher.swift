@@ -166,6 +166,9 @@ final class Publisher {
             publishRetained(topics.sourceRoute(source), stamped(.object(pairs), for: target))
         case .storage, .keysChanged:
             break
+        case .sensorFrame, .sensorFrameRefused:
+            // HeadTrackingComponent forwards them, within its caps.
+            break
         }
     }
 
@@ -380,7 +383,15 @@ final class Publisher {
     /// A component's publication (an empty retained payload clears the topic).
     func publish(_ topic: String, _ payload: [UInt8], retain: Bool) { enqueue(topic, payload, retain: retain) }
 
-    /// Every message of the contract is QoS 1, in the engine's order.
+    /// A stream whose late copies are worthless (head-tracking frames): QoS 0, never retained,
+    /// never held until the connection nor kept while disconnected (the client drops it).
+    func publishTransient(_ topic: String, _ payload: [UInt8]) {
+        mirror?(topic, payload)
+        guard heldUntilConnected == nil else { return }
+        connection.enqueue(topic: topic, payload: payload, qos: .atMostOnce, retain: false)
+    }
+
+    /// Every message of the contract is QoS 1 (but ``publishTransient(_:_:)``'s), in the engine's order.
     private func enqueue(_ topic: String, _ payload: [UInt8], retain: Bool = false) {
         mirror?(topic, payload)
         if heldUntilConnected != nil {

@@ -47,6 +47,10 @@ struct ComponentContext {
     /// A publication (an empty retained payload clears the topic).
     func publish(_ topic: String, _ payload: [UInt8], retain: Bool) { stages.publisher.publish(topic, payload, retain: retain) }
 
+    /// A message of a stream whose late copies are worthless (head-tracking frames): QoS 0, not
+    /// retained, dropped while disconnected.
+    func publishTransient(_ topic: String, _ payload: [UInt8]) { stages.publisher.publishTransient(topic, payload) }
+
     /// A retained bridge topic, by the instance that publishes the bridge's (a single bridge
     /// always; in a cluster the holder of partition 0).
     func publishBridge(_ topic: String, _ payload: JSONValue) {

@@ -22,6 +22,7 @@ enum RuntimeComponents {
         components += [
             HealthComponent(intervalSeconds: configuration.health.intervalSeconds),
             LookalikesComponent(board: lookalikes),
+            HeadTrackingComponent(),
         ]
         if let listen = configuration.http.listen {
             components.append(HTTPComponent(configuration: configuration.http, listen: listen, baseTopic: topics.base))

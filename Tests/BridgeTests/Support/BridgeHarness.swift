@@ -139,7 +139,8 @@ final class BridgeHarness {
     init(
         broker: MosquittoBroker? = nil, directory: URL? = nil, server: String? = nil, mqttExtra: String = "",
         debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60,
-        homeAssistant: Bool = false, headphonesIRK: String? = nil, follow: Bool = true, identityExtra: String = ""
+        homeAssistant: Bool = false, headphonesIRK: String? = nil, follow: Bool = true, identityExtra: String = "",
+        extraProducts: String = "", extraAccessories: String = ""
     ) throws {
         self.broker = try broker ?? MosquittoBroker()
         if let directory {
@@ -152,7 +153,7 @@ final class BridgeHarness {
             server: server ?? self.broker.url, database: self.directory.appendingPathComponent("aabridge.sqlite3").path,
             mqttExtra: mqttExtra, debounce: debounceMilliseconds, availability: availabilityTimeoutSeconds,
             health: healthIntervalSeconds, homeAssistant: homeAssistant, headphonesIRK: headphonesIRK, follow: follow,
-            identityExtra: identityExtra)
+            identityExtra: identityExtra, extraProducts: extraProducts, extraAccessories: extraAccessories)
         configuration = try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()
         runner = RuntimeRunner(
             configuration: configuration,
@@ -162,7 +163,8 @@ final class BridgeHarness {
     static func yaml(
         server: String, database: String, mqttExtra: String = "", debounce: Int = 0,
         availability: Int = 120, health: Int = 60, homeAssistant: Bool = false,
-        headphonesIRK: String? = nil, follow: Bool = true, identityExtra: String = ""
+        headphonesIRK: String? = nil, follow: Bool = true, identityExtra: String = "",
+        extraProducts: String = "", extraAccessories: String = ""
     ) -> String {
         """
         mqtt:
@@ -211,6 +213,7 @@ final class BridgeHarness {
             descriptor:
               bluetooth_service_uuid: "FE2C"
               bluetooth_name_substring: "Acme"
+        \(extraProducts)
         gateways:
           - name: omg
             format: openmqttgateway
@@ -231,6 +234,7 @@ final class BridgeHarness {
           - id: "\(Fixture.speaker)"
             name: Kitchen Speaker
             product: Acme Speaker
+        \(extraAccessories)
         sources:
           - address: "\(Fixture.phone)"
             name: Alice's iPhone
