@@ -80,6 +80,9 @@ struct GatewayTelemetry {
                 heard.gatewaysChanged = true
                 heard.notice = "gateway \(status.gateway) is \(status.state.rawValue)"
             }
+            // A relay's scanner going offline is a problem, and its heartbeat ends silence.
+            heard.appeared = gateways.evaluate(status.gateway, through: entry, at: now)
+            heard.gatewaysChanged = heard.gatewaysChanged || gateways.problemsChanged
         case .trackerOffline, .ignored:
             break
         case .rejected(let rejection):

@@ -139,7 +139,8 @@ struct GatewayTracker {
 
     mutating func published() { problemsChanged = false }
 
-    private mutating func evaluate(_ name: String, through index: Int, at time: Timestamp?) -> [Appeared] {
+    /// One heard gateway's problems at `time` (after its status changed).
+    mutating func evaluate(_ name: String, through index: Int, at time: Timestamp?) -> [Appeared] {
         guard let position = configured[index].heard.index(forKey: name) else { return [] }
         return evaluate(at: position, through: index, at: time)
     }
@@ -150,12 +151,26 @@ struct GatewayTracker {
         let minute = window.lastMinute(at: time ?? lastSeen ?? Timestamp(milliseconds: 0))
         let noData = minute.advertisements >= GatewayProblem.minimumAdvertisements && minute.withManufacturerData == 0
         let needsIRK = !needingIRK.isEmpty && configured[index].format == .espresense
+        // A relay's scanner says so itself (its status), or its heartbeat stops.
+        let relay = configured[index].format == .haRelay
+        let offline = relay && configured[index].heard.values[position].state == "offline"
         let before = configured[index].heard.values[position].problems
+        let silent: Bool
+        if !relay || offline {
+            silent = false
+        } else if let time, let lastSeen {
+            silent = time.milliseconds(since: lastSeen) >= GatewayProblem.silentMilliseconds
+        } else {
+            // Without a time (an IRK changed) silence is what it was.
+            silent = before.contains(.relaySilent)
+        }
         // The common case, nothing wrong before or now, allocates nothing.
-        if before.isEmpty && !noData && !needsIRK { return [] }
+        if before.isEmpty && !noData && !needsIRK && !offline && !silent { return [] }
         var problems: [GatewayProblem] = []
         if noData { problems.append(.noManufacturerData) }
         if needsIRK { problems.append(.espresenseNeedsIRK) }
+        if silent { problems.append(.relaySilent) }
+        if offline { problems.append(.scannerOffline) }
         guard problems != before else { return [] }
         configured[index].heard.values[position].problems = problems
         problemsChanged = true
@@ -181,7 +196,13 @@ struct GatewayTracker {
         guard configured.indices.contains(index) else { return false }
         let state = online ? "online" : "offline"
         if var heard = configured[index].heard[name] {
-            guard heard.state != state else { return false }
+            // The relay's heartbeat is an `online` status once a minute: it is traffic, so
+            // a relay that still speaks is not silent even when nothing is heard.
+            if online && configured[index].format == .haRelay { heard.lastSeen = time }
+            guard heard.state != state else {
+                configured[index].heard[name] = heard
+                return false
+            }
             heard.state = state
             configured[index].heard[name] = heard
             return true
