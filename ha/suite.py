@@ -241,6 +241,8 @@ class Suite:
             await self.step("check_config", self.check_config())
             await self.step("the mqtt logger", self.mqtt_log())
             await self.step("automation errors", self.automation_log())
+            # Last: it takes Home Assistant's MQTT away for a while.
+            await self.step("the relay: MQTT outage in Home Assistant", self.relay.mqtt_outage())
         finally:
             heard.cancel()
             if self.relay:

@@ -245,7 +245,7 @@ class Relay:
     async def _publish_now(self, topic: str, payload: bytes, retain: bool) -> bool:
         try:
             await mqtt.async_publish(self.hass, topic, payload, qos=0, retain=retain)
-        except (HomeAssistantError, OSError, ValueError) as error:
+        except (HomeAssistantError, OSError, ValueError, KeyError) as error:
             self.figures.publish_failures += 1
             self._once("mqtt", "cannot publish to MQTT (%s); the relay retries every poll", error)
             return False

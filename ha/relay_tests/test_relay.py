@@ -165,3 +165,45 @@ async def test_a_failing_mqtt_is_said_once_and_recovers(world, caplog):
     await poll(relay, hass)
     assert "aabridge_relay/living_room_proxy/BTtoMQTT/F1E2D3C4B5A6" in topics(world)
     assert "aabridge_relay/living_room_proxy/LWT" in topics(world)  # the heartbeat said again
+
+
+class LocalAdapter:
+    """A local adapter as habluetooth's HaScanner shows it: bleak's table of (device,
+    advertisement) per address, no time per address, a new advertisement object each time."""
+
+    def __init__(self, source, name):
+        self.source = source
+        self.adapter = name
+        self.name = name
+        self.discovered_devices_and_advertisement_data = {}
+
+    def hear(self, address, data, rssi=-50):
+        advertisement = SimpleNamespace(
+            manufacturer_data={0x004C: data}, service_data={}, local_name=None, tx_power=None, rssi=rssi)
+        self.discovered_devices_and_advertisement_data[address] = (SimpleNamespace(address=address), advertisement)
+
+    def time_since_last_detection(self):
+        return 1.0
+
+
+@asynchronous
+async def test_a_local_adapter_by_its_advertisement_objects(world):
+    hass = FakeHass()
+    relay = Relay(hass, 1.0)
+    adapter = LocalAdapter("00:1A:7D:DA:71:13", "hci0")
+    adapter.hear("F1:E2:D3:C4:B5:A6", IN_EAR)
+    world.scanners = [adapter]
+    await poll(relay, hass)
+    # What the adapter held when the relay started is not forwarded.
+    assert topics(world) == ["aabridge_relay/hci0/LWT"]
+    world.published.clear()
+    relay.started -= 10  # later on
+    await poll(relay, hass)
+    assert world.published == []
+    adapter.hear("F1:E2:D3:C4:B5:A6", IN_EAR, rssi=-61)
+    adapter.hear("11:22:33:44:55:66", b"\x10\x02\x01\x02")  # Nearby Info: of no use
+    await poll(relay, hass)
+    assert topics(world) == ["aabridge_relay/hci0/BTtoMQTT/F1E2D3C4B5A6"]
+    del adapter.discovered_devices_and_advertisement_data["F1:E2:D3:C4:B5:A6"]
+    await poll(relay, hass)
+    assert "F1:E2:D3:C4:B5:A6" not in relay.scanners["00:1A:7D:DA:71:13"].last
