@@ -217,8 +217,9 @@ class RelayChecks:
         entry = next((e for e in json.loads(problem[1]) if e["format"] == "ha_relay"), None) if problem else None
         heard = {h["name"]: h for h in (entry or {}).get("heard", [])}
         s.expect(entry is not None and heard.get("living_room_proxy", {}).get("attributed", 0) > 0
-                 and heard.get("bedroom_proxy", {}).get("problems", [{}])[0].get("code") == "scanner_offline",
-                 f"bridge/gateways: the relay's entry, a node per scanner, advertisements attributed ({entry})")
+                 and heard.get("bedroom_proxy", {}).get("problems", [{}])[0].get("code") == "scanner_offline"
+                 and heard.get("living_room_proxy", {}).get("area", "").casefold() == "living room",
+                 f"bridge/gateways: the relay's entry, a node per scanner with its Home Assistant area, advertisements attributed ({entry})")
         await self.hass.call("aabridge_test_scanners", "add_scanner",
                              {"source": BEDROOM[0], "name": BEDROOM[1], "area": BEDROOM[2]})
         self.hearing = [(LIVING[0], ROTATED, -50, IN_EAR), (BEDROOM[0], ROTATED, -60, IN_EAR)]

@@ -65,6 +65,22 @@ struct RelayGatewayTests {
         #expect(Self.problems(tracker, "living_room_proxy", at: 402).isEmpty)
     }
 
+    @Test("the area the relay sends is the node's on bridge/gateways, a change of it a change of the list")
+    func area() {
+        var tracker = Self.tracker()
+        let first = tracker.advertisement(
+            "living_room_proxy", through: 0, withManufacturerData: true, attributed: false, at: Self.at(0), area: "Living room")
+        #expect(first.changed)
+        let same = tracker.advertisement(
+            "living_room_proxy", through: 0, withManufacturerData: true, attributed: false, at: Self.at(1), area: "Living room")
+        #expect(!same.changed)
+        let moved = tracker.advertisement(
+            "living_room_proxy", through: 0, withManufacturerData: true, attributed: false, at: Self.at(2), area: "Lounge")
+        #expect(moved.changed)
+        let heard = tracker.payload(at: Self.at(3)).arrayValue?[0]["heard"]?.arrayValue?.first
+        #expect(heard?["area"] == "Lounge")
+    }
+
     @Test("another format's quiet gateway is not silent, nor offline a problem")
     func otherFormats() {
         var tracker = Self.tracker()
@@ -91,6 +107,14 @@ struct RelayGatewayTests {
         #expect(advertisement.gateway == "living_room_proxy")
         #expect(advertisement.rssi == -55)
         #expect(advertisement.manufacturerData.first?.companyIdentifier == 0x004C)
+        #expect(advertisement.gatewayArea == "Living room")
+        let fromGateway = TelemetryParser(format: .openmqttgateway).parse(
+            topic: "home/kitchen/BTtoMQTT/F1E2D3C4B5A6", payload: Array(payload.utf8), receivedAt: 0)
+        guard case .advertisement(let other) = fromGateway else {
+            Issue.record("not an advertisement")
+            return
+        }
+        #expect(other.gatewayArea == nil)
         let status = parser.parse(topic: "aabridge_relay/bedroom_proxy/LWT", payload: Array("offline".utf8), receivedAt: 0)
         guard case .gatewayStatus(let status) = status else {
             Issue.record("not a status")

@@ -69,7 +69,7 @@ struct GatewayTelemetry {
             heard.outcome = intake.advertisement(advertisement, at: now)
             let counted = gateways.advertisement(
                 advertisement.gateway, through: entry, withManufacturerData: !advertisement.manufacturerData.isEmpty,
-                attributed: heard.outcome.attributed, at: now)
+                attributed: heard.outcome.attributed, at: now, area: advertisement.gatewayArea)
             heard.gatewaysChanged = counted.changed || gateways.problemsChanged
             heard.appeared = counted.appeared
         case .report(let report):

@@ -22,6 +22,8 @@ struct GatewayTracker {
         var lastSeen: Timestamp?
         var window = AdvertisementWindow()
         var problems: [GatewayProblem] = []
+        /// The Home Assistant area the relay sent with its last advertisement (`ha_relay`).
+        var area: String?
     }
 
     struct Configured {
@@ -91,7 +93,8 @@ struct GatewayTracker {
     /// state, and the problems that appeared with it. One lookup of the name: this runs for
     /// every advertisement.
     mutating func advertisement(
-        _ name: String, through index: Int, withManufacturerData: Bool, attributed: Bool, at time: Timestamp
+        _ name: String, through index: Int, withManufacturerData: Bool, attributed: Bool, at time: Timestamp,
+        area: String? = nil
     ) -> (changed: Bool, appeared: [Appeared]) {
         guard configured.indices.contains(index) else { return (false, []) }
         var changed = false
@@ -104,6 +107,10 @@ struct GatewayTracker {
             position = added
         }
         configured[index].heard.values[position].lastSeen = time
+        if let area, configured[index].heard.values[position].area != area {
+            configured[index].heard.values[position].area = area
+            changed = true
+        }
         if configured[index].heard.values[position].state != "online" {
             configured[index].heard.values[position].state = "online"
             changed = true
@@ -225,6 +232,7 @@ struct GatewayTracker {
                     var fields: [(String, JSONValue)] = [
                         ("name", .string(name)), ("state", .string(heard.state)), ("last_seen", Self.time(heard.lastSeen)),
                     ]
+                    if let area = heard.area { fields.append(("area", .string(area))) }
                     fields += figures(minute, problems: heard.problems)
                     return .object(fields)
                 }
