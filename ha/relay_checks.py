@@ -174,6 +174,11 @@ class RelayChecks:
         s.expect(before == after and not any(ROTATED in c for c in candidates),
                  f"heard by the MQTT gateway too, they count once ({before} -> {after} accessories, no candidate)")
 
+        await self.hass.wait_state("sensor.aabridge_gateway_living_room_proxy",
+                                   lambda st: st["state"] == "ok" and st["attributes"]["area"].casefold() == "living room"
+                                   and st["attributes"]["entry"] == "relay", what="ok, area Living Room")
+        s.ok("Home Assistant has a Gateway sensor per scanner (sensor.aabridge_gateway_living_room_proxy: ok, its area)")
+
         # Home Assistant's own stream never carried these frames: the manager dropped them. A
         # control advertisement (Microsoft's company id) injected the same way shows the
         # subscription works.
