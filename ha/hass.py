@@ -39,6 +39,10 @@ onboarding:
 automation: !include automations.yaml
 script: !include scripts.yaml
 blueprint:
+# Home Assistant's Bluetooth without an adapter, and the test's remote scanners registered
+# through its API (ha/custom_components/aabridge_test_scanners), which the relay reads.
+bluetooth:
+aabridge_test_scanners:
 # The media player actions the pause and route blueprints call (media_player.media_pause,
 # select_source), on a player whose state the test sets.
 media_player:
@@ -91,7 +95,8 @@ class HomeAssistant:
     """One Home Assistant process on a free loopback port, with its own configuration directory."""
 
     def __init__(self, python, config_dir, log):
-        self.python = python
+        # Absolute: Home Assistant runs from its configuration directory (start).
+        self.python = str(Path(python).absolute())
         self.config_dir = Path(config_dir)
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -122,7 +127,9 @@ class HomeAssistant:
         out = open(self.log_path, "a")
         self.process = subprocess.Popen(
             [self.python, "-m", "homeassistant", "-c", str(self.config_dir), "--skip-pip", "--log-no-color"],
-            stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+            # Run from the configuration directory: `python -m` puts its working directory first on
+            # sys.path, and the repository's custom_components/ would shadow the configuration's.
+            stdout=out, stderr=subprocess.STDOUT, start_new_session=True, cwd=self.config_dir)
         if self.session is None:
             self.session = aiohttp.ClientSession()
         deadline = time.monotonic() + 180
@@ -317,7 +324,7 @@ class HomeAssistant:
 
 def check_config(python, config_dir):
     """`hass --script check_config`: its output and whether it found nothing wrong."""
-    result = subprocess.run([python, "-m", "homeassistant", "--script", "check_config", "-c", str(config_dir)],
-                            capture_output=True, text=True, timeout=300)
+    result = subprocess.run([str(Path(python).absolute()), "-m", "homeassistant", "--script", "check_config", "-c", str(config_dir)],
+                            capture_output=True, text=True, timeout=300, cwd=config_dir)
     output = result.stdout + result.stderr
     return result.returncode == 0 and "Invalid config" not in output and "Failed config" not in output, output

@@ -81,6 +81,9 @@ products:
 gateways:
   - name: omg
     format: openmqttgateway
+  # Home Assistant's scanners through custom_components/aabridge_relay (the suite's relay step).
+  - name: relay
+    format: ha_relay
 accessories:
   - id: "{alice}"
     name: Alice's AirPods
@@ -93,6 +96,8 @@ sources:
     name: Alice's iPhone
 rooms:
   {gateway}: {room}
+  living_room_proxy: Living room
+  bedroom_proxy: Bedroom
 switching:
   placement_debounce_ms: 0
   availability_timeout_s: {availability}

@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hass import HomeAssistant, HomeAssistantError, check_config  # noqa: E402
+import relay_checks  # noqa: E402
 from stack import (ALICE, AVAILABILITY_S, BOB, GATEWAY, IN_CASE, IN_EAR, IPHONE, NEW, PHONE, PICKER_TIMEOUT_S,  # noqa: E402
                    ROOM, ROOT, Bridge, Broker, Client)
 
@@ -185,6 +186,9 @@ class Suite:
 
     async def step(self, name, coroutine):
         """Runs one part of the suite; a failure there is recorded and the next part runs."""
+        if self.args.only and not any(part in name for part in self.args.only):
+            coroutine.close()
+            return
         started = time.monotonic()
         try:
             await coroutine
@@ -211,6 +215,8 @@ class Suite:
         self.hass = HomeAssistant(self.args.python, self.work / "homeassistant", self.log)
         self.hass.write_configuration()
         self.copy_blueprints()
+        relay_checks.install(self.work / "homeassistant")
+        self.relay = None
         self.hearing = True
         heard = asyncio.create_task(self.hear())
         try:
@@ -224,17 +230,25 @@ class Suite:
             await self.step("keys", self.keys())
             await self.step("home source", self.home_source())
             await self.step("pairing, rename, remove", self.pairing())
+            self.relay = relay_checks.RelayChecks(self)
+            await self.step("the relay: Home Assistant's scanners", self.relay.run())
+            await self.step("the relay: faults", self.relay.faults())
             await self.step("the other controls", self.controls())
             await self.step("presence", self.presence())
             await self.step("automation blueprints", self.automation_blueprints())
             await self.step("script blueprints", self.script_blueprints())
             await self.step("Home Assistant restart", self.restart())
+            await self.step("the relay after Home Assistant's restart", self.relay.after_restart())
             await self.step("ACL: what Home Assistant's user reads", self.reads())
             await self.step("check_config", self.check_config())
             await self.step("the mqtt logger", self.mqtt_log())
             await self.step("automation errors", self.automation_log())
+            # Last: it takes Home Assistant's MQTT away for a while.
+            await self.step("the relay: MQTT outage in Home Assistant", self.relay.mqtt_outage())
         finally:
             heard.cancel()
+            if self.relay:
+                self.relay.close()
             await self.hass.close()
             self.bridge.stop()
             for client in (self.gateway, self.observer, self.ha_reader):
@@ -772,6 +786,8 @@ async def main():
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--mode", choices=["open", "acl", "both"], default="both")
     parser.add_argument("--work", default="/tmp/aabridge-ha-suite")
+    # While working on one part: the steps whose names contain one of these (repeatable).
+    parser.add_argument("--only", action="append", default=[])
     args = parser.parse_args()
     modes = ["open", "acl"] if args.mode == "both" else [args.mode]
     results = []

@@ -4,7 +4,8 @@ extension HomeAssistantDiscovery {
     /// One diagnostic sensor per heard gateway on the bridge device (household.md, "What
     /// gateways and advertisements really say"): state `ok` or the code of its first problem,
     /// its figures of the last minute and its problems as attributes, all read from
-    /// `bridge/gateways`. Unknown while the gateway is not listed there.
+    /// `bridge/gateways`, and a relay's scanner's Home Assistant area (`null` for other
+    /// gateways). Unknown while the gateway is not listed there.
     func gatewaySensors(_ gateways: [HomeAssistantGateway], unique: (String) -> String, availability: JSONValue) -> [(String, JSONValue)] {
         gateways.map { gateway in
             let entry = JinjaLiteral.string(gateway.entry), name = JinjaLiteral.string(gateway.name)
@@ -28,7 +29,7 @@ extension HomeAssistantDiscovery {
                             + "{{ ({'entry': \(entry), 'state': heard[0].state, 'last_seen': heard[0].last_seen, "
                             + "'advertisements_per_min': heard[0].advertisements_per_min, "
                             + "'with_manufacturer_data': heard[0].with_manufacturer_data, 'attributed': heard[0].attributed, "
-                            + "'problems': heard[0].problems} if heard else {}) | tojson }}"),
+                            + "'problems': heard[0].problems, 'area': heard[0].get('area')} if heard else {}) | tojson }}"),
                     "icon": "mdi:access-point",
                     "entity_category": "diagnostic",
                     "availability": availability,

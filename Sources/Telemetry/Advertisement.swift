@@ -29,6 +29,10 @@ public struct Advertisement: Hashable, Sendable {
     /// The IRK the gateway resolved the address with itself, as it printed it (ESPresense's
     /// `irk:<hex>` id, from its `known_irks`). A secret: never logged or published.
     public var knownIRK: [UInt8]?
+    /// The Home Assistant area of the scanner that heard it, as the relay sends it (format
+    /// `ha_relay`): shown on `bridge/gateways` as the room to give that node, never used to
+    /// place anything by itself.
+    public var gatewayArea: String?
 
     /// Creates an advertisement; everything but gateway, address and time is optional.
     public init(

@@ -6,6 +6,11 @@ public enum GatewayFormat: String, Hashable, Sendable, CaseIterable {
     case tasmota
     /// Accessory firmware relayed by a gateway, in aabridge's own report format.
     case native
+    /// Home Assistant's Bluetooth scanners, forwarded by the `aabridge_relay` integration
+    /// (custom_components/aabridge_relay): a node per scanner, OpenMQTTGateway's payload shape
+    /// (docs/mqtt-api.md, "Home Assistant relay"). Its own format so the bridge can tell a silent
+    /// relay and a stale scanner apart from a gateway that merely hears nothing.
+    case haRelay = "ha_relay"
 
     /// The default subscription for telemetry (configuration.md `gateways[].topic`).
     public func defaultTopic(baseTopic: String = "aabridge") -> String {
@@ -14,6 +19,7 @@ public enum GatewayFormat: String, Hashable, Sendable, CaseIterable {
         case .espresense: "espresense/devices/#"
         case .tasmota: "tele/+/BLE"
         case .native: "\(baseTopic)/telemetry/+/+"
+        case .haRelay: "aabridge_relay/+/BTtoMQTT/+"
         }
     }
 
@@ -24,6 +30,7 @@ public enum GatewayFormat: String, Hashable, Sendable, CaseIterable {
         case .espresense: "espresense/rooms/+/status"
         case .tasmota: "tele/+/LWT"
         case .native: nil
+        case .haRelay: "aabridge_relay/+/LWT"
         }
     }
 }

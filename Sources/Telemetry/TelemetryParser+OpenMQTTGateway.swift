@@ -9,10 +9,12 @@ extension TelemetryParser {
     /// (`brand`, `model`, `distance`, ...) are ignored. A message without `id` is the gateway's own
     /// configuration on the bare `BTtoMQTT` topic; `{"id","state":"offline"}` without `rssi` is a
     /// tracker leaving this gateway's range.
+    ///
+    /// The relay (`ha_relay`, `readsArea`) adds `area`, its scanner's Home Assistant area.
     static func parseOpenMQTTGateway(
-        _ payload: UnsafeRawBufferPointer, gateway: String, receivedAt: Int64
+        _ payload: UnsafeRawBufferPointer, gateway: String, receivedAt: Int64, readsArea: Bool = false
     ) throws(TelemetryRejection) -> TelemetryMessage {
-        var id, macType, rssi, txPower, name, manufacturer, serviceData, serviceUUID, state: JSONScanner.Value?
+        var id, macType, rssi, txPower, name, manufacturer, serviceData, serviceUUID, state, area: JSONScanner.Value?
         let fields = try JSONFields.scanObject(payload) { scanner, key, value in
             if key.hasEscapes {
                 Self.matchEscapedKey(
@@ -22,7 +24,14 @@ extension TelemetryParser {
             // Dispatch on length first so most keys cost at most one comparison.
             switch key.end - key.start {
             case 2: if scanner.string(key, equals: "id") { id = value }
-            case 4: if scanner.string(key, equals: "rssi") { rssi = value } else if scanner.string(key, equals: "name") { name = value }
+            case 4:
+                if scanner.string(key, equals: "rssi") {
+                    rssi = value
+                } else if scanner.string(key, equals: "name") {
+                    name = value
+                } else if readsArea && scanner.string(key, equals: "area") {
+                    area = value
+                }
             case 5: if scanner.string(key, equals: "state") { state = value }
             case 7: if scanner.string(key, equals: "txpower") { txPower = value }
             case 8: if scanner.string(key, equals: "mac_type") { macType = value }
@@ -45,6 +54,10 @@ extension TelemetryParser {
         }
         advertisement.txPower = try fields.dBm(txPower, "txpower")
         advertisement.name = try fields.string(name, "name")
+        // Bounded like a gateway's name: it is shown on bridge/gateways.
+        if let areaText = try fields.string(area, "area"), !areaText.isEmpty, areaText.utf8.count <= 64 {
+            advertisement.gatewayArea = areaText
+        }
         if let raw = try fields.hex(manufacturer, "manufacturerdata") {
             guard let data = ManufacturerData(raw: raw) else {
                 throw TelemetryRejection(

@@ -66,9 +66,10 @@ public struct TelemetryParser: Hashable, Sendable {
         let gateway = gatewayName(topic: topic, captures: captures)
         let result: Result<TelemetryMessage, TelemetryRejection>
         switch format {
-        case .openmqttgateway, .theengs:
+        // The relay writes OpenMQTTGateway's shape: one parser, one set of refusals.
+        case .openmqttgateway, .theengs, .haRelay:
             result = Result { () throws(TelemetryRejection) in
-                try Self.parseOpenMQTTGateway(payload, gateway: gateway, receivedAt: receivedAt)
+                try Self.parseOpenMQTTGateway(payload, gateway: gateway, receivedAt: receivedAt, readsArea: format == .haRelay)
             }
         case .espresense:
             result = Result { () throws(TelemetryRejection) in try Self.parseESPresense(payload, gateway: gateway, receivedAt: receivedAt) }

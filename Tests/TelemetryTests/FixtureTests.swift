@@ -131,6 +131,8 @@ struct AnyHashableSendable: @unchecked Sendable {
         case "apple_proximity":
             let status = try #require(try advertisement(message).appleProximityPairing)
             for (field, value) in try #require(expected.object) { try checkProximity(field, AnyHashableSendable(value), status) }
+        case "area":
+            #expect(try advertisement(message).gatewayArea == expected.string)
         case "gateway":
             switch message {
             case .gatewayStatus(let status): #expect(status.gateway == expected.string)

@@ -16,8 +16,17 @@ enum GatewayProblem: String, Hashable, Sendable, CaseIterable {
     /// within `lookalike_window_s`: a device near it inventing addresses, or a replay. Its
     /// look-alikes are only offered while the problem stands.
     case lookalikeFlood = "lookalike_flood"
+    /// A Home Assistant scanner forwarded by the relay (``GatewayFormat/haRelay``) and heard
+    /// before has said nothing, not even the relay's heartbeat, for ``silentMilliseconds``:
+    /// Home Assistant, its MQTT integration or the relay stopped.
+    case relaySilent = "relay_silent"
+    /// The relay says a scanner is offline: Home Assistant removed it (an ESPHome proxy
+    /// unplugged) or it has heard nothing for a while.
+    case scannerOffline = "scanner_offline"
 
     static let minimumAdvertisements = 50
+    /// The relay's heartbeat is a minute (custom_components/aabridge_relay): three missed.
+    static let silentMilliseconds: Int64 = 180_000
 
     /// The problem's message; `needingIRK` names the Apple accessories without an IRK.
     func message(needingIRK: [String] = []) -> String {
@@ -32,6 +41,13 @@ enum GatewayProblem: String, Hashable, Sendable, CaseIterable {
             "hears many fresh look-alikes of an away accessory (a device near it inventing addresses, or a replay): its look-alikes "
                 + "are only offered, never re-attached by themselves, while this stands; if no crowd of such accessories is near it, "
                 + "look for what is"
+        case .relaySilent:
+            "nothing from Home Assistant's relay for 3 minutes: check that Home Assistant runs, that its MQTT integration is "
+                + "connected and that the aabridge relay integration is loaded (docs/operations.md, \"Using the Bluetooth your "
+                + "Home Assistant already has\")"
+        case .scannerOffline:
+            "Home Assistant's relay says this scanner is offline (removed or hearing nothing): check the ESPHome proxy or "
+                + "adapter under Settings > Devices & services > Bluetooth in Home Assistant"
         }
     }
 }

@@ -75,7 +75,8 @@ struct GatewayTelemetry {
             heard.outcome = intake.advertisement(advertisement, at: now)
             let counted = gateways.advertisement(
                 advertisement.gateway, through: entry, withManufacturerData: !advertisement.manufacturerData.isEmpty,
-                attributed: heard.outcome.attributed, lookalikeFloodUntil: heard.outcome.lookalikeFloodUntil, at: now)
+                attributed: heard.outcome.attributed, lookalikeFloodUntil: heard.outcome.lookalikeFloodUntil, at: now,
+                area: advertisement.gatewayArea)
             heard.gatewaysChanged = counted.changed || gateways.problemsChanged
             heard.appeared = counted.appeared
         case .report(let report):
@@ -86,6 +87,9 @@ struct GatewayTelemetry {
                 heard.gatewaysChanged = true
                 heard.notice = "gateway \(status.gateway) is \(status.state.rawValue)"
             }
+            // A relay's scanner going offline is a problem, and its heartbeat ends silence.
+            heard.appeared = gateways.evaluate(status.gateway, through: entry, at: now)
+            heard.gatewaysChanged = heard.gatewaysChanged || gateways.problemsChanged
         case .trackerOffline, .ignored:
             break
         case .rejected(let rejection):

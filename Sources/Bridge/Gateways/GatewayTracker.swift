@@ -24,6 +24,8 @@ struct GatewayTracker {
         var problems: [GatewayProblem] = []
         /// Until when it has ``GatewayProblem/lookalikeFlood``.
         var floodUntil: Timestamp?
+        /// The Home Assistant area the relay sent with its last advertisement (`ha_relay`).
+        var area: String?
     }
 
     struct Configured {
@@ -94,7 +96,7 @@ struct GatewayTracker {
     /// every advertisement.
     mutating func advertisement(
         _ name: String, through index: Int, withManufacturerData: Bool, attributed: Bool, lookalikeFloodUntil: Timestamp? = nil,
-        at time: Timestamp
+        at time: Timestamp, area: String? = nil
     ) -> (changed: Bool, appeared: [Appeared]) {
         guard configured.indices.contains(index) else { return (false, []) }
         var changed = false
@@ -107,6 +109,10 @@ struct GatewayTracker {
             position = added
         }
         configured[index].heard.values[position].lastSeen = time
+        if let area, configured[index].heard.values[position].area != area {
+            configured[index].heard.values[position].area = area
+            changed = true
+        }
         if configured[index].heard.values[position].state != "online" {
             configured[index].heard.values[position].state = "online"
             changed = true
@@ -143,7 +149,8 @@ struct GatewayTracker {
 
     mutating func published() { problemsChanged = false }
 
-    private mutating func evaluate(_ name: String, through index: Int, at time: Timestamp?) -> [Appeared] {
+    /// One heard gateway's problems at `time` (after its status changed).
+    mutating func evaluate(_ name: String, through index: Int, at time: Timestamp?) -> [Appeared] {
         guard let position = configured[index].heard.index(forKey: name) else { return [] }
         return evaluate(at: position, through: index, at: time)
     }
@@ -155,12 +162,26 @@ struct GatewayTracker {
         let noData = minute.advertisements >= GatewayProblem.minimumAdvertisements && minute.withManufacturerData == 0
         let needsIRK = !needingIRK.isEmpty && configured[index].format == .espresense
         let flood = configured[index].heard.values[position].floodUntil.map { $0 > (time ?? lastSeen ?? $0) } ?? false
+        // A relay's scanner says so itself (its status), or its heartbeat stops.
+        let relay = configured[index].format == .haRelay
+        let offline = relay && configured[index].heard.values[position].state == "offline"
         let before = configured[index].heard.values[position].problems
+        let silent: Bool
+        if !relay || offline {
+            silent = false
+        } else if let time, let lastSeen {
+            silent = time.milliseconds(since: lastSeen) >= GatewayProblem.silentMilliseconds
+        } else {
+            // Without a time (an IRK changed) silence is what it was.
+            silent = before.contains(.relaySilent)
+        }
         // The common case, nothing wrong before or now, allocates nothing.
-        if before.isEmpty && !noData && !needsIRK && !flood { return [] }
+        if before.isEmpty && !noData && !needsIRK && !offline && !silent && !flood { return [] }
         var problems: [GatewayProblem] = []
         if noData { problems.append(.noManufacturerData) }
         if needsIRK { problems.append(.espresenseNeedsIRK) }
+        if silent { problems.append(.relaySilent) }
+        if offline { problems.append(.scannerOffline) }
         if flood { problems.append(.lookalikeFlood) }
         guard problems != before else { return [] }
         configured[index].heard.values[position].problems = problems
@@ -187,7 +208,13 @@ struct GatewayTracker {
         guard configured.indices.contains(index) else { return false }
         let state = online ? "online" : "offline"
         if var heard = configured[index].heard[name] {
-            guard heard.state != state else { return false }
+            // The relay's heartbeat is an `online` status once a minute: it is traffic, so
+            // a relay that still speaks is not silent even when nothing is heard.
+            if online && configured[index].format == .haRelay { heard.lastSeen = time }
+            guard heard.state != state else {
+                configured[index].heard[name] = heard
+                return false
+            }
             heard.state = state
             configured[index].heard[name] = heard
             return true
@@ -210,6 +237,7 @@ struct GatewayTracker {
                     var fields: [(String, JSONValue)] = [
                         ("name", .string(name)), ("state", .string(heard.state)), ("last_seen", Self.time(heard.lastSeen)),
                     ]
+                    if let area = heard.area { fields.append(("area", .string(area))) }
                     fields += figures(minute, problems: heard.problems)
                     return .object(fields)
                 }
