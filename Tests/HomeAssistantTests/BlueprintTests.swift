@@ -320,7 +320,11 @@ extension BlueprintTests {
 
             // Every code chosen, another notify action and base topic: the error lines of docs/mqtt-api.md.
             let doc = try String(contentsOfFile: Repository.file("docs/mqtt-api.md"), encoding: .utf8)
-            let lines = doc.split(separator: "\n").filter { $0.wholeMatch(of: /aabridge\/accessory\/[0-9A-F]{12}\/error \{.*\}/) != nil }
+            // AccessoryControlDevice's errors: head tracking's (`"operation":"headTracking"`, AudioAccessoryError's
+            // codes) are not among the blueprint's codes (a relay at 200 Hz would notify on every frame).
+            let lines = doc.split(separator: "\n").filter {
+                $0.wholeMatch(of: /aabridge\/accessory\/[0-9A-F]{12}\/error \{.*\}/) != nil && !$0.contains(#""operation":"headTracking""#)
+            }
             #expect(lines.count >= 4)
             let documented = try AutomationRunner.run(
                 blueprint,
