@@ -6,6 +6,12 @@ public enum GatewayFormat: String, Hashable, Sendable, CaseIterable {
     case tasmota
     /// Accessory firmware relayed by a gateway, in aabridge's own report format.
     case native
+    /// The box's own Bluetooth adapter through BlueZ over D-Bus: heard without MQTT, so it
+    /// has no topics (its entry names the adapter instead).
+    case bluez
+
+    /// Whether the format's messages arrive on MQTT topics (every format but `bluez`).
+    public var isMQTT: Bool { self != .bluez }
 
     /// The default subscription for telemetry (configuration.md `gateways[].topic`).
     public func defaultTopic(baseTopic: String = "aabridge") -> String {
@@ -14,6 +20,8 @@ public enum GatewayFormat: String, Hashable, Sendable, CaseIterable {
         case .espresense: "espresense/devices/#"
         case .tasmota: "tele/+/BLE"
         case .native: "\(baseTopic)/telemetry/+/+"
+        // Never subscribed (the entry is heard over D-Bus); a filter no gateway publishes on.
+        case .bluez: "$aabridge/none"
         }
     }
 
@@ -23,7 +31,7 @@ public enum GatewayFormat: String, Hashable, Sendable, CaseIterable {
         case .openmqttgateway, .theengs: "home/+/LWT"
         case .espresense: "espresense/rooms/+/status"
         case .tasmota: "tele/+/LWT"
-        case .native: nil
+        case .native, .bluez: nil
         }
     }
 }
