@@ -12,6 +12,15 @@ enum GatewayProblem: String, Hashable, Sendable, CaseIterable {
     /// An ESPresense node while a paired Apple accessory has no IRK: ESPresense never forwards
     /// Apple proximity frames and reports an Apple accessory only by its IRK (`known_irks`).
     case espresenseNeedsIRK = "espresense_needs_irk"
+    /// A `bluez` gateway's faults (``BlueZSource``), each with its remedy; the source retries
+    /// by itself, so each goes when the cause does.
+    case bluezNoSystemBus = "bluez_no_system_bus"
+    case bluezNotRunning = "bluez_not_running"
+    case bluezNoAdapter = "bluez_no_adapter"
+    case bluezPermissionDenied = "bluez_permission_denied"
+    case bluezAdapterOff = "bluez_adapter_off"
+    /// Passive scanning asked for where BlueZ offers no `or_patterns` monitor: scanning actively.
+    case bluezPassiveUnavailable = "bluez_passive_unavailable"
 
     static let minimumAdvertisements = 50
 
@@ -24,6 +33,18 @@ enum GatewayProblem: String, Hashable, Sendable, CaseIterable {
             "ESPresense never forwards Apple proximity frames and reports an Apple accessory only by its IRK: add the IRK of "
                 + (needingIRK.isEmpty ? "each Apple accessory" : needingIRK.joined(separator: ", "))
                 + " to known_irks, and give it to aabridge (\(RequestName.keys.name))"
+        case .bluezNoSystemBus:
+            "the system D-Bus cannot be reached: run the bridge where /run/dbus/system_bus_socket is (containers: mount it; the add-on: host_dbus)"
+        case .bluezNotRunning:
+            "bluetoothd is not on the system bus (no org.bluez): install bluez and start it (systemctl start bluetooth)"
+        case .bluezNoAdapter:
+            "BlueZ lists no such adapter: plug one in, or check the entry's adapter against bluetoothctl list"
+        case .bluezPermissionDenied:
+            "the system bus refused a call to BlueZ: run the bridge as root or in a group bluetooth.conf (/usr/share/dbus-1/system.d) allows"
+        case .bluezAdapterOff:
+            "the adapter is powered off: the bridge never powers it (bluetoothctl power on; rfkill unblock bluetooth)"
+        case .bluezPassiveUnavailable:
+            "passive scanning is not available (this version registers no advertisement monitor; BlueZ needs 5.56 or later with --experimental, Linux 5.10 or later): scanning actively"
         }
     }
 }

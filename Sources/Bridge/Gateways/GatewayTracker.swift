@@ -22,6 +22,11 @@ struct GatewayTracker {
         var lastSeen: Timestamp?
         var window = AdvertisementWindow()
         var problems: [GatewayProblem] = []
+        /// What a source that hears by itself (the box's adapter) says is wrong with it; kept
+        /// through every evaluation of the minute, until the source says it went.
+        var sourceProblem: GatewayProblem?
+        /// How such a source scans (`active`, `passive`), shown on `bridge/gateways`.
+        var scanning: String?
     }
 
     struct Configured {
@@ -151,9 +156,11 @@ struct GatewayTracker {
         let noData = minute.advertisements >= GatewayProblem.minimumAdvertisements && minute.withManufacturerData == 0
         let needsIRK = !needingIRK.isEmpty && configured[index].format == .espresense
         let before = configured[index].heard.values[position].problems
+        let sourceProblem = configured[index].heard.values[position].sourceProblem
         // The common case, nothing wrong before or now, allocates nothing.
-        if before.isEmpty && !noData && !needsIRK { return [] }
+        if before.isEmpty && !noData && !needsIRK && sourceProblem == nil { return [] }
         var problems: [GatewayProblem] = []
+        if let sourceProblem { problems.append(sourceProblem) }
         if noData { problems.append(.noManufacturerData) }
         if needsIRK { problems.append(.espresenseNeedsIRK) }
         guard problems != before else { return [] }
@@ -173,6 +180,23 @@ struct GatewayTracker {
     /// Problems per entry and code, for `/metrics`: how many of its heard gateways have each.
     func problemCount(_ problem: GatewayProblem, entry index: Int) -> Int {
         configured[index].heard.values.count { $0.problems.contains(problem) }
+    }
+
+    /// What a source that hears by itself says of its gateway `name` (through the entry at
+    /// `index`): online or not, its problem (nil when it went), how it scans; returns whether
+    /// `bridge/gateways` changed, and the problem if it appeared.
+    mutating func source(
+        _ name: String, through index: Int, online: Bool, problem: GatewayProblem?, scanning: String?, at time: Timestamp
+    ) -> (changed: Bool, appeared: [Appeared]) {
+        guard configured.indices.contains(index) else { return (false, []) }
+        var changed = status(name, through: index, online: online, at: time)
+        guard var heard = configured[index].heard[name] else { return (changed, []) }
+        if online { heard.lastSeen = time }
+        if heard.scanning != scanning || heard.sourceProblem != problem { changed = true }
+        heard.scanning = scanning
+        heard.sourceProblem = problem
+        configured[index].heard[name] = heard
+        return (changed, evaluate(name, through: index, at: time))
     }
 
     /// Records an online/offline status of gateway `name` (through the entry at `index`);
@@ -204,6 +228,7 @@ struct GatewayTracker {
                     var fields: [(String, JSONValue)] = [
                         ("name", .string(name)), ("state", .string(heard.state)), ("last_seen", Self.time(heard.lastSeen)),
                     ]
+                    if let scanning = heard.scanning { fields.append(("scanning", .string(scanning))) }
                     fields += figures(minute, problems: heard.problems)
                     return .object(fields)
                 }

@@ -24,8 +24,9 @@ final class MQTTGatewaySource: RuntimeComponent {
     private let evaluationMilliseconds: Int64
     private var evaluatedAt: Timestamp?
 
-    init(configuration: BridgeConfiguration) {
-        telemetry = GatewayTelemetry(configuration: configuration)
+    /// - Parameter board: the heard gateways every source of the configuration counts on.
+    init(configuration: BridgeConfiguration, board: GatewayBoard) {
+        telemetry = GatewayTelemetry(configuration: configuration, board: board)
         appleProducts = Set(configuration.products.filter { $0.placementDecoder == .appleProximity }.map(\.name))
         evaluationMilliseconds = Int64(configuration.health.intervalSeconds) * 1000
     }
