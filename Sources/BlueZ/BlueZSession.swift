@@ -40,6 +40,8 @@ final class BlueZSession {
     private let stopping: () -> Bool
     private var bus: OpaquePointer?
     private var slots: [OpaquePointer] = []
+    /// The exported monitor's object manager and object (passive scanning), while connected.
+    private var monitorSlots: [OpaquePointer] = []
     private var adapters: [String: Adapter] = [:]
     private var devices: [String: Device] = [:]
     /// The adapter discovery runs on (`/org/bluez/hci0`), and its path with a slash, the
@@ -122,12 +124,13 @@ final class BlueZSession {
 
     private func close(stopDiscovery: Bool) {
         guard let bus else { return }
-        if stopDiscovery, let adapterPath, state?.mode != nil {
+        if stopDiscovery, let adapterPath, state?.mode == .active {
             // Best effort: BlueZ also ends a client's discovery session when its connection closes.
             _ = call(adapterPath, Self.adapterInterface, "StopDiscovery")
         }
-        for slot in slots { sd_bus_slot_unref(slot) }
+        for slot in slots + monitorSlots { sd_bus_slot_unref(slot) }
         slots = []
+        monitorSlots = []
         sd_bus_flush_close_unref(bus)
         self.bus = nil
     }
@@ -148,17 +151,17 @@ final class BlueZSession {
         }
         use(chosen)
         guard adapter.powered else { return fail(.adapterOff, "\(name(of: chosen)) is powered off", retry: false) }
+        // Passive scanning asked for and offered: BlueZ runs the monitor, no discovery session
+        // (what the adapter hears still arrives as the devices' signals). Else active, said so.
+        let offersPassive = adapter.monitorTypes?.contains("or_patterns") == true
+        if settings.passive, offersPassive, registerMonitor(chosen) {
+            return publish(BlueZState(adapter: name(of: chosen), mode: .passive))
+        }
         let filtered = call(chosen, Self.adapterInterface, "SetDiscoveryFilter", arguments: Self.appendDiscoveryFilter)
         if case .failure(let failure) = filtered { return fail(failure) }
         let started = call(chosen, Self.adapterInterface, "StartDiscovery")
         if case .failure(let failure) = started, failure.name != "org.bluez.Error.InProgress" { return fail(failure) }
-        let offersPassive = adapter.monitorTypes?.contains("or_patterns") == true
-        // Passive scanning asked for and offered: the monitor is BlueZ's to run; what the
-        // adapter hears would still arrive as the devices' signals. Else active, said so.
-        let passive = settings.passive && offersPassive && registerMonitor(chosen)
-        publish(
-            BlueZState(
-                adapter: name(of: chosen), mode: passive ? .passive : .active, passiveUnavailable: settings.passive && !passive))
+        publish(BlueZState(adapter: name(of: chosen), mode: .active, passiveUnavailable: settings.passive))
     }
 
     /// The filter the documentation names (``DiscoveryFilter``), as an `a{sv}`.
@@ -182,9 +185,35 @@ final class BlueZSession {
         return result
     }
 
-    /// Passive scanning's monitor: not registered by this version (see docs/configuration.md,
-    /// "Passive scanning"); the source runs active discovery and says so.
-    private func registerMonitor(_ adapter: String) -> Bool { false }
+    /// Where the monitor is exported: the root BlueZ asks with GetManagedObjects, and the one
+    /// monitor under it (an `or_patterns` one: Apple's manufacturer data, Fast Pair's service).
+    static let monitorRoot = "/org/aabridge/bluez"
+    static let monitorPath = "/org/aabridge/bluez/monitor0"
+
+    /// Exports the monitor (once per connection) and registers it on `adapter`; false when
+    /// either fails (then discovery runs, and the source says passive is unavailable).
+    private func registerMonitor(_ adapter: String) -> Bool {
+        guard let bus else { return false }
+        if monitorSlots.isEmpty {
+            var manager: OpaquePointer?
+            var object: OpaquePointer?
+            guard sd_bus_add_object_manager(bus, &manager, Self.monitorRoot) >= 0, let manager else { return false }
+            let added = sd_bus_add_object_vtable(
+                bus, &object, Self.monitorPath, "org.bluez.AdvertisementMonitor1", aabridge_monitor_vtable_pointer(), nil)
+            guard added >= 0, let object else {
+                sd_bus_slot_unref(manager)
+                return false
+            }
+            monitorSlots = [manager, object]
+        }
+        let registered = call(adapter, Self.monitorManagerInterface, "RegisterMonitor") { message in
+            sd_bus_message_append_basic(message, DBusReader.Code.objectPath, Self.monitorRoot)
+        }
+        switch registered {
+        case .success: return true
+        case .failure(let failure): return failure.name == "org.bluez.Error.AlreadyExists"
+        }
+    }
 
     private func use(_ path: String) {
         if adapterPath != path { devices = [:] }

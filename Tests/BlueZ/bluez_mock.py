@@ -17,11 +17,18 @@ system bus, DBUS_SYSTEM_BUS_ADDRESS) and python-dbusmock's bluez5 template on it
   service <hci> <address> <uuid> <hex> <rssi>
                                   PropertiesChanged {ServiceData, RSSI}
   filter <hci>                    the discovery filter the client set, as JSON
+  monitors <hci>                  the paths RegisterMonitor was called with, as JSON (the
+                                  template records a registration and never calls it back)
   discovering <hci>               whether discovery runs
+  exported                        what BlueZ would read of the client's monitors: GetManagedObjects
+                                  on /org/aabridge/bluez of every other peer, as JSON
   deny <hci> <method>             the adapter's method answers org.freedesktop.DBus.Error.AccessDenied
   allow <hci> SetDiscoveryFilter  the method works again
   stop-bluez / start-bluez        the mock leaves the bus (no org.bluez) / comes back, empty
   quit
+
+With --no-monitor the adapters have no AdvertisementMonitorManager1 (a BlueZ without
+--experimental).
 
 Reads nothing from the bridge; never copies BlueZ's behaviour beyond what the tests need.
 """
@@ -47,7 +54,8 @@ def device_path(hci, address):
 
 
 class Mock:
-    def __init__(self):
+    def __init__(self, monitor=True):
+        self.monitor = monitor
         self.directory = tempfile.mkdtemp(prefix="aabridge-bluez-")
         self.address = f"unix:path={self.directory}/bus"
         self.daemon = subprocess.Popen(
@@ -64,7 +72,7 @@ class Mock:
 
     def start_bluez(self):
         self.server, _ = dbusmock.DBusTestCase.spawn_server_template(
-            "bluez5", {"enable_monitor_api": True}, stdout=subprocess.DEVNULL, system_bus=True
+            "bluez5", {"enable_monitor_api": self.monitor}, stdout=subprocess.DEVNULL, system_bus=True
         )
         self.main = self.bus.get_object("org.bluez", "/")
 
@@ -124,6 +132,31 @@ class Mock:
             except dbus.exceptions.DBusException:
                 value = {}  # none set yet
             return json.dumps({str(k): (bool(v) if isinstance(v, dbus.Boolean) else str(v)) for k, v in (value or {}).items()}, sort_keys=True)
+        if command == "monitors":
+            calls = self.object(f"/org/bluez/{words[1]}").GetMethodCalls("RegisterMonitor", dbus_interface=MOCK)
+            return json.dumps([str(args[0]) for _, args in calls])
+        if command == "exported":
+            bluez = self.bus.get_name_owner("org.bluez")
+            for peer in self.bus.list_names():
+                if not peer.startswith(":") or peer in (bluez, self.bus.get_unique_name()):
+                    continue
+                try:
+                    objects = self.bus.get_object(peer, "/org/aabridge/bluez").GetManagedObjects(
+                        dbus_interface="org.freedesktop.DBus.ObjectManager", timeout=2
+                    )
+                except dbus.exceptions.DBusException:
+                    continue
+                return json.dumps(
+                    {
+                        str(path): {
+                            "Type": str(interfaces["org.bluez.AdvertisementMonitor1"]["Type"]),
+                            "Patterns": [[int(a), int(b), bytes(c).hex()] for a, b, c in interfaces["org.bluez.AdvertisementMonitor1"]["Patterns"]],
+                        }
+                        for path, interfaces in objects.items()
+                    },
+                    sort_keys=True,
+                )
+            return "{}"
         if command == "discovering":
             return str(bool(self.object(f"/org/bluez/{words[1]}").Get(ADAPTER, "Discovering", dbus_interface=PROPERTIES))).lower()
         if command == "deny":
@@ -157,7 +190,7 @@ class Mock:
 
 def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    mock = Mock()
+    mock = Mock(monitor="--no-monitor" not in sys.argv[1:])
     try:
         print(f"ready {mock.address}", flush=True)
         for line in sys.stdin:

@@ -8,7 +8,8 @@ import Testing
 
 /// The box's own adapter as a gateway (`format: bluez`), against python-dbusmock's BlueZ on a
 /// private bus given to the bridge as its system bus: no real adapter, no bluetoothd. The mock
-/// never calls an advertisement monitor back, so passive scanning is not shown here.
+/// records a monitor's registration and never calls it back: passive scanning is shown up to
+/// its registration only.
 @Suite("The box's adapter through BlueZ", .serialized)
 struct BlueZGatewayFlowTests {
     static let gateways = "aabridge/bridge/gateways"
@@ -133,9 +134,30 @@ struct BlueZGatewayFlowTests {
         }
     }
 
-    @Test("scanning: passive, which this version does not register: active discovery, said so on bridge/gateways")
-    func passiveAskedFor() async throws {
+    @Test("scanning: passive where BlueZ offers a monitor: registered, no discovery session (the mock never calls it back)")
+    func passiveRegistered() async throws {
         let mock = try BlueZMock()
+        defer { mock.stop() }
+        try await mock.send("adapter hci0")
+        let harness = try BridgeHarness(bluezBus: mock.address, bluezExtra: "    scanning: passive\n")
+        defer { harness.removeDirectory() }
+        try await harness.run { observer async throws in
+            let said = await observer.waitFor(Self.gateways) { Self.box($0)?["scanning"] == "passive" }
+            #expect(Self.problems(said ?? .null).isEmpty)
+            #expect(Self.box(said ?? .null)?["state"] == "online")
+            #expect(try await mock.send("monitors hci0") == #"["/org/aabridge/bluez"]"#)
+            // What BlueZ would read back: one or_patterns monitor, Apple's company id in
+            // manufacturer data (0xFF) and Fast Pair's service in service data (0x16).
+            let exported = try await mock.send("exported")
+            #expect(
+                exported == #"{"/org/aabridge/bluez/monitor0": {"Patterns": [[0, 255, "4c00"], [0, 22, "2cfe"]], "Type": "or_patterns"}}"#)
+            #expect(try await mock.send("discovering hci0") == "false")
+        }
+    }
+
+    @Test("scanning: passive where BlueZ offers no monitor: active discovery, said so on bridge/gateways")
+    func passiveUnavailable() async throws {
+        let mock = try BlueZMock(monitor: false)
         defer { mock.stop() }
         try await mock.send("adapter hci0")
         let harness = try BridgeHarness(bluezBus: mock.address, bluezExtra: "    scanning: passive\n")

@@ -44,7 +44,7 @@ enum GatewayProblem: String, Hashable, Sendable, CaseIterable {
         case .bluezAdapterOff:
             "the adapter is powered off: the bridge never powers it (bluetoothctl power on; rfkill unblock bluetooth)"
         case .bluezPassiveUnavailable:
-            "passive scanning is not available (this version registers no advertisement monitor; BlueZ needs 5.56 or later with --experimental, Linux 5.10 or later): scanning actively"
+            "passive scanning is not offered (an or_patterns advertisement monitor needs BlueZ 5.56 or later started with --experimental, Linux 5.10 or later): scanning actively"
         }
     }
 }

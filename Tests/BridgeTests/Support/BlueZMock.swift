@@ -18,13 +18,14 @@ final class BlueZMock: @unchecked Sendable {
     /// Commands and their answers, one at a time, off the test's own tasks (the reads block).
     private let queue = DispatchQueue(label: "aabridge.test.bluez-mock")
 
-    init() throws {
+    /// - Parameter monitor: whether its adapters offer AdvertisementMonitorManager1 (passive scanning).
+    init(monitor: Bool = true) throws {
         let python = Repository.file(".build/bluez-mock-venv/bin/python")
         guard FileManager.default.isExecutableFile(atPath: python) else {
             throw Failure(description: "no \(python): scripts/bluez-mock-venv makes it (scripts/test runs it)")
         }
         process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [Repository.file("Tests/BlueZ/bluez_mock.py")]
+        process.arguments = [Repository.file("Tests/BlueZ/bluez_mock.py")] + (monitor ? [] : ["--no-monitor"])
         process.standardInput = input
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
