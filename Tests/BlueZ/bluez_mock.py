@@ -33,6 +33,7 @@ With --no-monitor the adapters have no AdvertisementMonitorManager1 (a BlueZ wit
 Reads nothing from the bridge; never copies BlueZ's behaviour beyond what the tests need.
 """
 
+import ctypes
 import json
 import os
 import signal
@@ -58,8 +59,11 @@ class Mock:
         self.monitor = monitor
         self.directory = tempfile.mkdtemp(prefix="aabridge-bluez-")
         self.address = f"unix:path={self.directory}/bus"
+        # The bus dies with this process, however it ends (PR_SET_PDEATHSIG, SIGKILL): a test
+        # that is killed leaves no dbus-daemon behind.
         self.daemon = subprocess.Popen(
-            ["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1", f"--address={self.address}"],
+            preexec_fn=lambda: ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL),
+            args=["dbus-daemon", "--session", "--nofork", "--nopidfile", "--print-address=1", f"--address={self.address}"],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
@@ -183,9 +187,13 @@ class Mock:
         raise ValueError(f"unknown command {command}")
 
     def close(self):
-        self.stop_bluez()
-        self.daemon.terminate()
-        self.daemon.wait(5)
+        try:
+            self.stop_bluez()
+        finally:
+            # SIGKILL: a test runner that ignores SIGTERM (the bridge's signal handling) passes
+            # that on to its children, and a bus that outlives its test is a leak.
+            self.daemon.kill()
+            self.daemon.wait(5)
 
 
 def main():
