@@ -24,6 +24,7 @@ system bus, DBUS_SYSTEM_BUS_ADDRESS) and python-dbusmock's bluez5 template on it
                                   on /org/aabridge/bluez of every other peer, as JSON
   deny <hci> <method>             the adapter's method answers org.freedesktop.DBus.Error.AccessDenied
   allow <hci> SetDiscoveryFilter  the method works again
+  power <hci> on|off              the adapter's Powered, with its PropertiesChanged (as bluetoothctl power)
   stop-bluez / start-bluez        the mock leaves the bus (no org.bluez) / comes back, empty
   quit
 
@@ -176,6 +177,11 @@ class Mock:
         if command == "allow":
             self.object(f"/org/bluez/{words[1]}").AddMethod(
                 ADAPTER, "SetDiscoveryFilter", "a{sv}", "", "self.props['org.bluez.Adapter1']['DiscoveryFilter'] = args[0]", dbus_interface=MOCK
+            )
+            return ""
+        if command == "power":
+            self.object(f"/org/bluez/{words[1]}").UpdateProperties(
+                ADAPTER, {"Powered": dbus.Boolean(words[2] == "on")}, dbus_interface=MOCK
             )
             return ""
         if command == "stop-bluez":

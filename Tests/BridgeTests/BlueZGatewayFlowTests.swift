@@ -93,7 +93,7 @@ struct BlueZGatewayFlowTests {
         }
     }
 
-    @Test("faults: a denied call, the adapter removed and added back, bluetoothd gone and back; the bridge runs on and recovers")
+    @Test("faults: a denied call, the adapter removed and back, bluetoothd gone and back, powered off and on; the bridge runs on")
     func faultsAndRecovery() async throws {
         let mock = try BlueZMock()
         defer { mock.stop() }
@@ -131,6 +131,16 @@ struct BlueZGatewayFlowTests {
             }
             #expect(started != nil)
             #expect(try await mock.send("discovering hci0") == "true")
+
+            // Powered off by someone else (the bridge never powers it): a problem until it is back on.
+            try await mock.send("power hci0 off")
+            await observer.waitFor(Self.gateways) { Self.problems($0) == ["bluez_adapter_off"] }
+            let offAt = observer.messages(on: Self.gateways).count
+            try await mock.send("power hci0 on")
+            let on = await observer.waitFor(Self.gateways, after: offAt - 1) {
+                Self.box($0)?["scanning"] == "active" && Self.problems($0).isEmpty
+            }
+            #expect(on != nil)
         }
     }
 
