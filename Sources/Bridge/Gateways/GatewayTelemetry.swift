@@ -92,8 +92,8 @@ struct GatewayTelemetry {
                 heard.notice = "gateway \(status.gateway) is \(status.state.rawValue)"
             }
             // A relay's scanner going offline is a problem, and its heartbeat ends silence.
-            heard.appeared = gateways.evaluate(status.gateway, through: entry, at: now)
-            heard.gatewaysChanged = heard.gatewaysChanged || gateways.problemsChanged
+            heard.appeared = board.tracker.evaluate(status.gateway, through: entry, at: now)
+            heard.gatewaysChanged = heard.gatewaysChanged || board.tracker.problemsChanged
         case .trackerOffline, .ignored:
             break
         case .rejected(let rejection):
