@@ -23,6 +23,8 @@ let package = Package(
         .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
         // BlueZ's socket headers only (AF_BLUETOOTH, sockaddr_l2): nothing is linked.
         .systemLibrary(name: "CBluetooth", providers: [.apt(["libbluetooth-dev"])]),
+        // libsystemd's sd-bus: the bluez gateway's D-Bus client (Sources/BlueZ).
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         .target(name: "AccessoryKit"),
         .target(name: "Telemetry", dependencies: ["CCrypto", "AccessoryKit"]),
@@ -32,6 +34,8 @@ let package = Package(
         .target(name: "AccessoryLink", dependencies: ["CBluetooth"]),
         // The console's, metrics' and health check's HTTP server (libmicrohttpd): requests in, responses out, nothing of the bridge.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"]),
+        // The box's own adapter: BlueZ over D-Bus (sd-bus) on a thread of its own, advertisements out.
+        .target(name: "BlueZ", dependencies: ["CSystemd", "AccessoryKit", "Telemetry"]),
         .target(name: "Storage", dependencies: ["CSQLite", "CPostgres", "AccessoryKit", "JSON"]),
         // The YAML file, its checks and the values the runtime runs from (with the topic map).
         // Storage for libpq's reading of storage.url (checked and redacted as the store will read it).
@@ -41,7 +45,9 @@ let package = Package(
         // The runtime: MQTT in and out, the engine, storage, discovery.
         .target(
             name: "Bridge",
-            dependencies: ["AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "HomeAssistant", "HTTPServer"]),
+            dependencies: [
+                "AccessoryKit", "Telemetry", "MQTT", "Storage", "JSON", "Configuration", "HomeAssistant", "HTTPServer", "BlueZ",
+            ]),
         .executableTarget(
             name: "aabridge",
             dependencies: [

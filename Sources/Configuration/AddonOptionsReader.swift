@@ -78,7 +78,9 @@ struct AddonOptionsReader {
         var firstNames: [String: Int] = [:]
         for (index, item) in items.enumerated() {
             let at = "\(path)[\(index)]"
-            guard let fields = object(item, at: at, allowed: ["name", "format", "topic", "status_topic"]) else { continue }
+            guard let fields = object(item, at: at, allowed: ["name", "format", "topic", "status_topic", "adapter", "scanning"]) else {
+                continue
+            }
             guard let name = string(fields["name"], at: "\(at).name"), let format = string(fields["format"], at: "\(at).format") else {
                 continue
             }
@@ -92,7 +94,8 @@ struct AddonOptionsReader {
                 continue
             }
             var entry: [(String, YAMLNode)] = [("name", YAMLWriter.string(name)), ("format", YAMLWriter.string(format))]
-            for key in ["topic", "status_topic"] {
+            // A bluez gateway's adapter and scanning; the bridge's own reading refuses them on another format.
+            for key in ["topic", "status_topic", "adapter", "scanning"] {
                 guard let value = fields[key], !value.isNull else { continue }
                 if let text = string(value, at: "\(at).\(key)"), !text.isEmpty { entry.append((key, YAMLWriter.string(text))) }
             }

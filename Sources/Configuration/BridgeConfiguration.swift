@@ -29,6 +29,11 @@ public struct BridgeConfiguration: Hashable, Sendable, CustomStringConvertible {
     /// Apple descriptor narrower than the model catalogue, ...), with key paths: `validate`
     /// prints them and `run` logs them; none stops the bridge.
     public var warnings: [ConfigurationIssue] = []
+    /// The system bus a `bluez` gateway reaches BlueZ on: `DBUS_SYSTEM_BUS_ADDRESS` from the
+    /// environment the file was loaded with, nil for the system's own socket. Taken with the
+    /// file rather than by libsystemd from the process so that a bridge in a test reaches
+    /// the test's private bus.
+    public var systemBusAddress: String?
 
     /// The defaults, as an empty file gives them.
     /// - Parameter hostname: for the default client id `aabridge-<hostname>`.

@@ -13,7 +13,9 @@ extension ConfigurationDecoder {
                 fail(path, "expected a gateway mapping, found null", at: item)
                 continue
             }
-            guard let entry = fields(item, at: path, allowed: ["name", "format", "topic", "status_topic"]) else { continue }
+            guard let entry = fields(item, at: path, allowed: ["name", "format", "topic", "status_topic", "adapter", "scanning"]) else {
+                continue
+            }
             let name = requiredString(entry, "name")
             if let name {
                 if let first = seen[name] {
@@ -37,9 +39,44 @@ extension ConfigurationDecoder {
                 statusTopic = node.isNull ? .some(nil) : topicFilter(entry, "status_topic").map { .some($0) }
             }
             guard let name, let format else { continue }
-            gateways.append(GatewayConfiguration(name: name, format: format, topic: topic, statusTopic: statusTopic, baseTopic: baseTopic))
+            var gateway = GatewayConfiguration(name: name, format: format, topic: topic, statusTopic: statusTopic, baseTopic: baseTopic)
+            if format == .bluez {
+                bluez(entry, name: name, into: &gateway)
+            } else {
+                for key in ["adapter", "scanning"] where entry[key] != nil {
+                    fail(entry.path(key), "only a bluez gateway has \(key)", at: entry[key])
+                }
+            }
+            gateways.append(gateway)
         }
         return gateways
+    }
+
+    /// A `bluez` entry's own keys. Its name is the heard gateway's (the node `rooms:` names),
+    /// so it is one topic level as every node name is; its adapter becomes part of a D-Bus
+    /// object path (`/org/bluez/hci0`), so only BlueZ's own adapter names pass.
+    private func bluez(_ entry: Fields, name: String, into gateway: inout GatewayConfiguration) {
+        for key in ["topic", "status_topic"] where entry[key] != nil {
+            fail(entry.path(key), "a bluez gateway is heard over D-Bus and has no \(key)", at: entry[key])
+        }
+        if name.isEmpty || name.contains(where: { "/+#".contains($0) }) {
+            fail(entry.path("name"), "a bluez gateway's name is its node name for rooms: one topic level, no /, + or #", at: entry["name"])
+        }
+        if let node = entry["adapter"], !node.isNull, let adapter = string(node, at: entry.path("adapter")) {
+            let digits = adapter.dropFirst(3)
+            if adapter.hasPrefix("hci"), (1...3).contains(digits.count), digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber) {
+                gateway.adapter = adapter
+            } else {
+                fail(
+                    entry.path("adapter"), "expected an adapter name such as hci0 (bluetoothctl list, or ls /sys/class/bluetooth)", at: node
+                )
+            }
+        }
+        if let node = entry["scanning"], !node.isNull,
+            let scanning = enumeration(GatewayConfiguration.Scanning.self, node, at: entry.path("scanning"))
+        {
+            gateway.scanning = scanning
+        }
     }
 
     /// A topic filter key, checked for wildcard placement.

@@ -64,6 +64,7 @@ public enum ConfigurationLoader {
         guard issues.isEmpty else { return .failure(ConfigurationErrors(file: file, issues: issues)) }
         var advised = configuration
         advised.warnings = ordered(ConfigurationAdvice.warnings(configuration, decoder: decoder))
+        advised.systemBusAddress = environment["DBUS_SYSTEM_BUS_ADDRESS"].flatMap { $0.isEmpty ? nil : $0 }
         return .success(advised)
     }
 

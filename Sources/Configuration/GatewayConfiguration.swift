@@ -13,6 +13,19 @@ public struct GatewayConfiguration: Hashable, Sendable {
     public var topic: String
     /// The topic filter for gateway availability; nil when the gateway has none.
     public var statusTopic: String?
+    /// A `bluez` entry's adapter (`hci0`); nil for the first adapter BlueZ lists.
+    public var adapter: String?
+    /// A `bluez` entry's scanning: active discovery, or passive where BlueZ offers it.
+    public var scanning: Scanning = .active
+
+    /// How a `bluez` entry scans (docs/configuration.md, "The box's own adapter").
+    public enum Scanning: String, Hashable, Sendable, CaseIterable {
+        /// LE discovery with a discovery filter: every BlueZ since 5.x, scan requests sent.
+        case active
+        /// An advertisement monitor (`AdvertisementMonitorManager1`, `or_patterns`): BlueZ 5.56
+        /// or later started with `--experimental`, Linux 5.10 or later; active where it is not offered.
+        case passive
+    }
 
     /// Creates a gateway; topics default per format.
     /// - Parameters:

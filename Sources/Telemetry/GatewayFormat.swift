@@ -11,6 +11,12 @@ public enum GatewayFormat: String, Hashable, Sendable, CaseIterable {
     /// (docs/mqtt-api.md, "Home Assistant relay"). Its own format so the bridge can tell a silent
     /// relay and a stale scanner apart from a gateway that merely hears nothing.
     case haRelay = "ha_relay"
+    /// The box's own Bluetooth adapter through BlueZ over D-Bus: heard without MQTT, so it
+    /// has no topics (its entry names the adapter instead).
+    case bluez
+
+    /// Whether the format's messages arrive on MQTT topics (every format but `bluez`).
+    public var isMQTT: Bool { self != .bluez }
 
     /// The default subscription for telemetry (configuration.md `gateways[].topic`).
     public func defaultTopic(baseTopic: String = "aabridge") -> String {
@@ -20,6 +26,8 @@ public enum GatewayFormat: String, Hashable, Sendable, CaseIterable {
         case .tasmota: "tele/+/BLE"
         case .native: "\(baseTopic)/telemetry/+/+"
         case .haRelay: "aabridge_relay/+/BTtoMQTT/+"
+        // Never subscribed (the entry is heard over D-Bus); a filter no gateway publishes on.
+        case .bluez: "$aabridge/none"
         }
     }
 
@@ -29,7 +37,7 @@ public enum GatewayFormat: String, Hashable, Sendable, CaseIterable {
         case .openmqttgateway, .theengs: "home/+/LWT"
         case .espresense: "espresense/rooms/+/status"
         case .tasmota: "tele/+/LWT"
-        case .native: nil
+        case .native, .bluez: nil
         case .haRelay: "aabridge_relay/+/LWT"
         }
     }

@@ -77,6 +77,8 @@ public struct TelemetryParser: Hashable, Sendable {
             result = Result { () throws(TelemetryRejection) in try Self.parseTasmota(payload, gateway: gateway, receivedAt: receivedAt) }
         case .native:
             return parseNative(topic: topic, captures: captures, payload: payload)
+        case .bluez:
+            return .ignored("a bluez entry is heard over D-Bus, not on MQTT")
         }
         switch result {
         case .success(let message): return message
@@ -90,7 +92,7 @@ public struct TelemetryParser: Hashable, Sendable {
     /// counterfeit's, or one that contradicts itself): the message as a whole, so nothing of it is published
     /// (docs/telemetry.md, "Refused frames"). Called by the parsers of formats that carry
     /// manufacturer data, on the advertisement before it is wrapped (no copy of it).
-    static func refuseMalformedProximityPairing(_ advertisement: Advertisement, field: String) throws(TelemetryRejection) {
+    public static func refuseMalformedProximityPairing(_ advertisement: Advertisement, field: String) throws(TelemetryRejection) {
         guard let malformation = advertisement.proximityPairingMalformation else { return }
         throw TelemetryRejection(.invalidProximityPairing, "Apple proximity pairing refused: \(malformation)", field: field)
     }

@@ -188,6 +188,37 @@ import Testing
         #expect(configuration.gateways.map(\.statusTopic) == ["home/+/LWT", nil, "espresense/rooms/+/status", "tele/+/LWT", nil])
     }
 
+    @Test("a bluez gateway: adapter and scanning, no topics; the system bus from DBUS_SYSTEM_BUS_ADDRESS")
+    func bluezGateway() throws {
+        let configuration = try ConfigurationTestSupport.load(
+            """
+            gateways:
+              - {name: hallway, format: bluez}
+              - {name: attic, format: bluez, adapter: hci1, scanning: passive}
+            """, environment: ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/tmp/bus"])
+        #expect(configuration.gateways.map(\.adapter) == [nil, "hci1"])
+        #expect(configuration.gateways.map(\.scanning) == [.active, .passive])
+        #expect(configuration.gateways.map(\.statusTopic) == [nil, nil])
+        #expect(configuration.systemBusAddress == "unix:path=/tmp/bus")
+        #expect(try ConfigurationTestSupport.load("gateways: []").systemBusAddress == nil)
+    }
+
+    @Test("a bluez gateway's bad keys are errors naming the key; adapter and scanning only on bluez")
+    func bluezGatewayRefusals() {
+        let issues = ConfigurationTestSupport.issues(
+            """
+            gateways:
+              - {name: a, format: bluez, topic: "home/+/x"}
+              - {name: b, format: bluez, adapter: "hci0/../x"}
+              - {name: "c/d", format: bluez}
+              - {name: e, format: openmqttgateway, adapter: hci0}
+              - {name: f, format: bluez, scanning: sometimes}
+            """)
+        let paths = issues.map(\.path)
+        #expect(paths == ["gateways[0].topic", "gateways[1].adapter", "gateways[2].name", "gateways[3].adapter", "gateways[4].scanning"])
+        #expect(issues.first { $0.path == "gateways[1].adapter" }?.message.contains("hci0") == true)
+    }
+
     @Test func placementDecoderRuleAndAccessoryIRK() throws {
         let configuration = try ConfigurationTestSupport.load(
             ConfigurationTestSupport.validBase + """

@@ -23,6 +23,15 @@ enum GatewayProblem: String, Hashable, Sendable, CaseIterable {
     /// The relay says a scanner is offline: Home Assistant removed it (an ESPHome proxy
     /// unplugged) or it has heard nothing for a while.
     case scannerOffline = "scanner_offline"
+    /// A `bluez` gateway's faults (``BlueZSource``), each with its remedy; the source retries
+    /// by itself, so each goes when the cause does.
+    case bluezNoSystemBus = "bluez_no_system_bus"
+    case bluezNotRunning = "bluez_not_running"
+    case bluezNoAdapter = "bluez_no_adapter"
+    case bluezPermissionDenied = "bluez_permission_denied"
+    case bluezAdapterOff = "bluez_adapter_off"
+    /// Passive scanning asked for where BlueZ offers no `or_patterns` monitor: scanning actively.
+    case bluezPassiveUnavailable = "bluez_passive_unavailable"
 
     static let minimumAdvertisements = 50
     /// The relay's heartbeat is a minute (custom_components/aabridge_relay): three missed.
@@ -48,6 +57,18 @@ enum GatewayProblem: String, Hashable, Sendable, CaseIterable {
         case .scannerOffline:
             "Home Assistant's relay says this scanner is offline (removed or hearing nothing): check the ESPHome proxy or "
                 + "adapter under Settings > Devices & services > Bluetooth in Home Assistant"
+        case .bluezNoSystemBus:
+            "the system D-Bus cannot be reached: run the bridge where /run/dbus/system_bus_socket is (containers: mount it; the add-on: host_dbus)"
+        case .bluezNotRunning:
+            "bluetoothd is not on the system bus (no org.bluez): install bluez and start it (systemctl start bluetooth)"
+        case .bluezNoAdapter:
+            "BlueZ lists no such adapter: plug one in, or check the entry's adapter against bluetoothctl list"
+        case .bluezPermissionDenied:
+            "the system bus refused a call to BlueZ: run the bridge as root or in a group bluetooth.conf (/usr/share/dbus-1/system.d) allows"
+        case .bluezAdapterOff:
+            "the adapter is powered off: the bridge never powers it (bluetoothctl power on; rfkill unblock bluetooth)"
+        case .bluezPassiveUnavailable:
+            "passive scanning is not offered (an or_patterns advertisement monitor needs BlueZ 5.56 or later started with --experimental, Linux 5.10 or later): scanning actively"
         }
     }
 }

@@ -9,7 +9,9 @@ import Telemetry
 struct GatewayTelemetry {
     /// The entries' parsers, in configuration order.
     let parsers: [TelemetryParser]
-    private(set) var gateways: GatewayTracker
+    /// The heard gateways, on the board every source of the configuration shares.
+    let board: GatewayBoard
+    var gateways: GatewayTracker { board.tracker }
     /// Messages taken from each entry (`aabridge_gateway_messages_total`, by format).
     private(set) var messages: [Int]
 
@@ -25,7 +27,7 @@ struct GatewayTelemetry {
         var notice: String?
     }
 
-    init(configuration: BridgeConfiguration) {
+    init(configuration: BridgeConfiguration, board: GatewayBoard? = nil) {
         parsers = configuration.gateways.map { gateway in
             TelemetryParser(
                 format: gateway.format,
@@ -35,13 +37,15 @@ struct GatewayTelemetry {
                 statusTopic: gateway.statusTopic.flatMap { TopicPattern($0) },
                 baseTopic: configuration.mqtt.baseTopic, name: gateway.name)
         }
-        gateways = GatewayTracker(configured: configuration.gateways.map { ($0.name, $0.format) })
+        self.board = board ?? GatewayBoard(configuration: configuration)
         messages = Array(repeating: 0, count: configuration.gateways.count)
     }
 
-    /// Each entry's status topic (said once: a will says `offline` once), then its telemetry.
+    /// Each entry's status topic (said once: a will says `offline` once), then its telemetry;
+    /// none for an entry heard otherwise than on MQTT (its own source hears it).
     var claims: [TopicClaim] {
         parsers.enumerated().flatMap { index, parser in
+            guard parser.format.isMQTT else { return [TopicClaim]() }
             var claims: [TopicClaim] = []
             if let status = parser.statusTopic { claims.append(.oneOff(status.filter, tag: Self.tag(entry: index, status: true))) }
             claims.append(.telemetry(parser.topic.filter, tag: Self.tag(entry: index, status: false)))
@@ -73,23 +77,23 @@ struct GatewayTelemetry {
         switch parsed {
         case .advertisement(let advertisement):
             heard.outcome = intake.advertisement(advertisement, at: now)
-            let counted = gateways.advertisement(
+            let counted = board.tracker.advertisement(
                 advertisement.gateway, through: entry, withManufacturerData: !advertisement.manufacturerData.isEmpty,
                 attributed: heard.outcome.attributed, lookalikeFloodUntil: heard.outcome.lookalikeFloodUntil, at: now,
                 area: advertisement.gatewayArea)
-            heard.gatewaysChanged = counted.changed || gateways.problemsChanged
+            heard.gatewaysChanged = counted.changed || board.tracker.problemsChanged
             heard.appeared = counted.appeared
         case .report(let report):
-            if let gateway = report.gateway { heard.gatewaysChanged = gateways.seen(gateway, through: entry, at: now) }
+            if let gateway = report.gateway { heard.gatewaysChanged = board.tracker.seen(gateway, through: entry, at: now) }
             heard.outcome = intake.report(report, from: parser.name)
         case .gatewayStatus(let status):
-            if gateways.status(status.gateway, through: entry, online: status.state == .online, at: now) {
+            if board.tracker.status(status.gateway, through: entry, online: status.state == .online, at: now) {
                 heard.gatewaysChanged = true
                 heard.notice = "gateway \(status.gateway) is \(status.state.rawValue)"
             }
             // A relay's scanner going offline is a problem, and its heartbeat ends silence.
-            heard.appeared = gateways.evaluate(status.gateway, through: entry, at: now)
-            heard.gatewaysChanged = heard.gatewaysChanged || gateways.problemsChanged
+            heard.appeared = board.tracker.evaluate(status.gateway, through: entry, at: now)
+            heard.gatewaysChanged = heard.gatewaysChanged || board.tracker.problemsChanged
         case .trackerOffline, .ignored:
             break
         case .rejected(let rejection):
@@ -107,11 +111,11 @@ struct GatewayTelemetry {
     }
 
     /// `bridge/gateways` went out.
-    mutating func published() { gateways.published() }
+    mutating func published() { board.tracker.published() }
 
     /// The Apple accessories without an IRK changed: the ESPresense gateways' problems follow.
-    mutating func needIRK(_ names: [String]) -> [GatewayTracker.Appeared] { gateways.needIRK(names, at: nil) }
+    mutating func needIRK(_ names: [String]) -> [GatewayTracker.Appeared] { board.tracker.needIRK(names, at: nil) }
 
     /// Every heard gateway's problems at `now` (a quiet gateway's minute runs out).
-    mutating func evaluate(at now: Timestamp) -> [GatewayTracker.Appeared] { gateways.evaluateAll(at: now) }
+    mutating func evaluate(at now: Timestamp) -> [GatewayTracker.Appeared] { board.tracker.evaluateAll(at: now) }
 }

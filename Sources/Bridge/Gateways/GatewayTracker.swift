@@ -26,6 +26,11 @@ struct GatewayTracker {
         var floodUntil: Timestamp?
         /// The Home Assistant area the relay sent with its last advertisement (`ha_relay`).
         var area: String?
+        /// What a source that hears by itself (the box's adapter) says is wrong with it; kept
+        /// through every evaluation of the minute, until the source says it went.
+        var sourceProblem: GatewayProblem?
+        /// How such a source scans (`active`, `passive`), shown on `bridge/gateways`.
+        var scanning: String?
     }
 
     struct Configured {
@@ -175,9 +180,11 @@ struct GatewayTracker {
             // Without a time (an IRK changed) silence is what it was.
             silent = before.contains(.relaySilent)
         }
+        let sourceProblem = configured[index].heard.values[position].sourceProblem
         // The common case, nothing wrong before or now, allocates nothing.
-        if before.isEmpty && !noData && !needsIRK && !offline && !silent && !flood { return [] }
+        if before.isEmpty && !noData && !needsIRK && !offline && !silent && !flood && sourceProblem == nil { return [] }
         var problems: [GatewayProblem] = []
+        if let sourceProblem { problems.append(sourceProblem) }
         if noData { problems.append(.noManufacturerData) }
         if needsIRK { problems.append(.espresenseNeedsIRK) }
         if silent { problems.append(.relaySilent) }
@@ -200,6 +207,23 @@ struct GatewayTracker {
     /// Problems per entry and code, for `/metrics`: how many of its heard gateways have each.
     func problemCount(_ problem: GatewayProblem, entry index: Int) -> Int {
         configured[index].heard.values.count { $0.problems.contains(problem) }
+    }
+
+    /// What a source that hears by itself says of its gateway `name` (through the entry at
+    /// `index`): online or not, its problem (nil when it went), how it scans; returns whether
+    /// `bridge/gateways` changed, and the problem if it appeared.
+    mutating func source(
+        _ name: String, through index: Int, online: Bool, problem: GatewayProblem?, scanning: String?, at time: Timestamp
+    ) -> (changed: Bool, appeared: [Appeared]) {
+        guard configured.indices.contains(index) else { return (false, []) }
+        var changed = status(name, through: index, online: online, at: time)
+        guard var heard = configured[index].heard[name] else { return (changed, []) }
+        if online { heard.lastSeen = time }
+        if heard.scanning != scanning || heard.sourceProblem != problem { changed = true }
+        heard.scanning = scanning
+        heard.sourceProblem = problem
+        configured[index].heard[name] = heard
+        return (changed, evaluate(name, through: index, at: time))
     }
 
     /// Records an online/offline status of gateway `name` (through the entry at `index`);
@@ -238,6 +262,7 @@ struct GatewayTracker {
                         ("name", .string(name)), ("state", .string(heard.state)), ("last_seen", Self.time(heard.lastSeen)),
                     ]
                     if let area = heard.area { fields.append(("area", .string(area))) }
+                    if let scanning = heard.scanning { fields.append(("scanning", .string(scanning))) }
                     fields += figures(minute, problems: heard.problems)
                     return .object(fields)
                 }

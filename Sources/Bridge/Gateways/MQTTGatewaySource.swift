@@ -31,8 +31,9 @@ final class MQTTGatewaySource: RuntimeComponent {
     /// The heard gateways changed since Home Assistant was last told.
     private var discoveryPending = false
 
-    init(configuration: BridgeConfiguration) {
-        telemetry = GatewayTelemetry(configuration: configuration)
+    /// - Parameter board: the heard gateways every source of the configuration counts on.
+    init(configuration: BridgeConfiguration, board: GatewayBoard) {
+        telemetry = GatewayTelemetry(configuration: configuration, board: board)
         appleProducts = Set(configuration.products.filter { $0.placementDecoder == .appleProximity }.map(\.name))
         evaluationMilliseconds = Int64(configuration.health.intervalSeconds) * 1000
     }

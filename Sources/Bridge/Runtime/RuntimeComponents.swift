@@ -12,7 +12,12 @@ enum RuntimeComponents {
             PairingFormComponent(topics: topics), ReattachFormComponent(topics: topics),
         ]
         if configuration.cluster.enabled { components.append(ClusterComponent(configuration: configuration, ownership: ownership)) }
-        components.append(MQTTGatewaySource(configuration: configuration))
+        // One list of heard gateways (`bridge/gateways`) whichever source hears each.
+        let gateways = GatewayBoard(configuration: configuration)
+        components.append(MQTTGatewaySource(configuration: configuration, board: gateways))
+        for (entry, gateway) in configuration.gateways.enumerated() where gateway.format == .bluez {
+            components.append(BlueZSource(entry: entry, configuration: configuration, board: gateways))
+        }
         if configuration.homeAssistant.enabled {
             components.append(
                 HomeAssistantStatusComponent(

@@ -140,7 +140,7 @@ final class BridgeHarness {
         broker: MosquittoBroker? = nil, directory: URL? = nil, server: String? = nil, mqttExtra: String = "",
         debounceMilliseconds: Int = 0, availabilityTimeoutSeconds: Int = 120, healthIntervalSeconds: Int = 60,
         homeAssistant: Bool = false, headphonesIRK: String? = nil, follow: Bool = true, identityExtra: String = "",
-        extraProducts: String = "", extraAccessories: String = ""
+        extraProducts: String = "", extraAccessories: String = "", bluezBus: String? = nil, bluezExtra: String = ""
     ) throws {
         self.broker = try broker ?? MosquittoBroker()
         if let directory {
@@ -149,12 +149,21 @@ final class BridgeHarness {
             self.directory = FileManager.default.temporaryDirectory.appendingPathComponent("aabridge-e2e-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: self.directory, withIntermediateDirectories: true)
         }
-        yaml = Self.yaml(
+        var text = Self.yaml(
             server: server ?? self.broker.url, database: self.directory.appendingPathComponent("aabridge.sqlite3").path,
             mqttExtra: mqttExtra, debounce: debounceMilliseconds, availability: availabilityTimeoutSeconds,
             health: healthIntervalSeconds, homeAssistant: homeAssistant, headphonesIRK: headphonesIRK, follow: follow,
             identityExtra: identityExtra, extraProducts: extraProducts, extraAccessories: extraAccessories)
-        configuration = try ConfigurationLoader.load(yaml: yaml, environment: [:], hostname: "testhost").get()
+        var environment: [String: String] = [:]
+        if let bluezBus {
+            // The box's adapter as gateway `box` in the living room, on the mock's private bus.
+            text =
+                text.replacingOccurrences(of: "gateways:\n", with: "gateways:\n  - name: box\n    format: bluez\n\(bluezExtra)")
+                + "rooms:\n  box: Living room\n"
+            environment["DBUS_SYSTEM_BUS_ADDRESS"] = bluezBus
+        }
+        yaml = text
+        configuration = try ConfigurationLoader.load(yaml: yaml, environment: environment, hostname: "testhost").get()
         runner = RuntimeRunner(
             configuration: configuration,
             databasePath: self.directory.appendingPathComponent("aabridge.sqlite3").path)
