@@ -55,48 +55,45 @@ struct ForgedTelemetryTests {
         }
     }
 
-    @Test("lookalikeHeard: at most a bounded number a second in all, however many fresh addresses; the rest counted")
-    func lookalikeEventsBounded() throws {
+    /// Ingest knowing Alice's AirPods away (not heard since the start), with the profile and the
+    /// room they were last seen with.
+    static func awayAirPods(room: String) throws -> IngestFeed {
         let configuration = try IngestTests.configuration()
         let id = try #require(BluetoothAddress(Fixture.airPods))
         let accessory = Accessory(
             id: id, displayName: "Alice's AirPods", product: "AirPods Pro", descriptor: DiscoveryDescriptor(), state: .authorized)
-        // Away (not heard since the start), with the profile and room it was last seen with.
         let restored = RestoredState(
-            accessories: [accessory], traces: [id: AccessoryTrace(profile: ProximityProfile(model: 0x200E, colour: 0), room: "bedroom")])
-        var feed = try IngestTests.ingest(engine: EngineHolder(BridgeEngine(configuration: configuration.engine, restored: restored)))
-        func fresh(_ index: Int, at milliseconds: Int64) -> FedOutcome {
-            let address = String(format: "5A:00:00:00:%02X:%02X", index / 256, index % 256)
-            let topic = "home/kitchen/BTtoMQTT/" + address.replacingOccurrences(of: ":", with: "")
-            let payload = #"{"id":"\#(address)","mac_type":1,"rssi":-60,"manufacturerdata":"\#(Self.frame)"}"#
-            return feed.ingest(Self.message(topic, payload), route: feed.router.route(topic), at: Timestamp(milliseconds: milliseconds))
-        }
-        let firstSecond = (0..<40).filter { fresh($0, at: 10_000 + Int64($0)).lookalikeHeard }.count
+            accessories: [accessory], traces: [id: AccessoryTrace(profile: ProximityProfile(model: 0x200E, colour: 0), room: room)])
+        return try IngestTests.ingest(engine: EngineHolder(BridgeEngine(configuration: configuration.engine, restored: restored)))
+    }
+
+    /// A fresh address (number `index`) with Alice's profile, heard by the kitchen.
+    static func fresh(_ feed: inout IngestFeed, _ index: Int, at milliseconds: Int64) -> FedOutcome {
+        let address = String(format: "5A:00:00:00:%02X:%02X", index / 256, index % 256)
+        let topic = "home/kitchen/BTtoMQTT/" + address.replacingOccurrences(of: ":", with: "")
+        let payload = #"{"id":"\#(address)","mac_type":1,"rssi":-60,"manufacturerdata":"\#(Self.frame)"}"#
+        return feed.ingest(Self.message(topic, payload), route: feed.router.route(topic), at: Timestamp(milliseconds: milliseconds))
+    }
+
+    @Test("lookalikeHeard: at most a bounded number a second in all, however many fresh addresses; the rest counted")
+    func lookalikeEventsBounded() throws {
+        var feed = try Self.awayAirPods(room: "bedroom")
+        let firstSecond = (0..<40).filter { Self.fresh(&feed, $0, at: 10_000 + Int64($0)).lookalikeHeard }.count
         #expect(firstSecond == LookalikeBoard.eventsPerSecond, "1 event per fresh look-alike before: 40")
         #expect(feed.lookalikes.eventsSuppressed == 40 - LookalikeBoard.eventsPerSecond)
-        #expect(fresh(0, at: 11_500).lookalikeHeard == false, "once per look-alike: it is one already")
-        #expect(fresh(1_000, at: 11_600).lookalikeHeard, "a new second admits again")
+        #expect(Self.fresh(&feed, 0, at: 11_500).lookalikeHeard == false, "once per look-alike: it is one already")
+        #expect(Self.fresh(&feed, 1_000, at: 11_600).lookalikeHeard, "a new second admits again")
     }
 
     @Test("a node that relays many fresh look-alikes of an away accessory shows lookalike_flood on bridge/gateways")
     func lookalikeFloodShown() throws {
-        let configuration = try IngestTests.configuration()
-        let id = try #require(BluetoothAddress(Fixture.airPods))
-        let accessory = Accessory(
-            id: id, displayName: "Alice's AirPods", product: "AirPods Pro", descriptor: DiscoveryDescriptor(), state: .authorized)
-        let restored = RestoredState(
-            accessories: [accessory], traces: [id: AccessoryTrace(profile: ProximityProfile(model: 0x200E, colour: 0), room: "kitchen")])
-        var feed = try IngestTests.ingest(engine: EngineHolder(BridgeEngine(configuration: configuration.engine, restored: restored)))
+        var feed = try Self.awayAirPods(room: "kitchen")
         func problems(of node: String) -> [JSONValue] {
             let heard = feed.gatewaysPayload(at: Timestamp(milliseconds: 20_000)).arrayValue?.first?["heard"]?.arrayValue ?? []
             return heard.first { $0["name"] == .string(node) }?["problems"]?.arrayValue ?? []
         }
         for index in 0..<LookalikeTracker.floodCount {
-            let address = String(format: "5A:00:00:00:00:%02X", index)
-            let topic = "home/kitchen/BTtoMQTT/" + address.replacingOccurrences(of: ":", with: "")
-            let payload = #"{"id":"\#(address)","mac_type":1,"rssi":-60,"manufacturerdata":"\#(Self.frame)"}"#
-            _ = feed.ingest(
-                Self.message(topic, payload), route: feed.router.route(topic), at: Timestamp(milliseconds: 10_000 + Int64(index)))
+            _ = Self.fresh(&feed, index, at: 10_000 + Int64(index))
             #expect(problems(of: "kitchen").isEmpty == (index < LookalikeTracker.floodCount - 1), "after \(index + 1)")
         }
         #expect(problems(of: "kitchen").first?["code"] == "lookalike_flood")
