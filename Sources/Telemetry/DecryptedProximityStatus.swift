@@ -54,4 +54,15 @@ public struct DecryptedProximityStatus: Hashable, Sendable {
 
     /// The levels laid out as earbuds' (``battery(_:)``).
     public var battery: Battery? { battery(.pods) }
+
+    /// Whether the clear status's in-ear bits hold against these charging flags: a bud that
+    /// charges is in its case, so the clear bytes saying it is in an ear are not believed
+    /// (identity.md: what the encrypted part says wins where both speak). `nil` when they hold
+    /// or the encrypted part says nothing about it; otherwise the corrected reading: worn only
+    /// by a bud that is in an ear and not charging.
+    public func correctedWorn(leftInEar: Bool, rightInEar: Bool) -> Bool? {
+        let left = leftInEar && leftCharging != true
+        let right = rightInEar && rightCharging != true
+        return (left || right) == (leftInEar || rightInEar) ? nil : left || right
+    }
 }

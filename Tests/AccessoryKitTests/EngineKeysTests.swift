@@ -105,4 +105,30 @@ struct EngineKeysTests {
         harness.request(.remove(a))
         #expect(harness.engine.keys.isEmpty)
     }
+
+    @Test(
+        "undoing an automatic re-attachment forgets the address (stored as none), makes it away, says reattachUndone; a stale undo does nothing"
+    )
+    func undoReattach() {
+        var harness = Harness()
+        harness.pair(a, Fixtures.buds)
+        let morning = BluetoothAddress(rawValue: 0x4A_1234_5678_9A)
+        var sighting = Fixtures.sighting(a, for: Fixtures.buds, rssi: -55, gateway: "hall")
+        sighting.heardFrom = morning
+        sighting.attribution = .reattached
+        harness.send(.sighting(sighting))
+        #expect(harness.engine.followedAddresses[a] == morning)
+        // An undo for another address (re-attached elsewhere since) changes nothing.
+        #expect(harness.send(.undoReattach(a, from: BluetoothAddress(rawValue: 0x4A_0000_0000_01))).outputs.isEmpty)
+        let step = harness.send(.undoReattach(a, from: morning))
+        #expect(step.storage == [.saveFollowedAddress(a, nil)])
+        #expect(step.events.map(\.type) == [.reattachUndone])
+        #expect(step.events.first?.accessory?.id == a)
+        #expect(harness.engine.followedAddresses[a] == nil)
+        #expect(harness.engine.accessory(followedTo: morning) == nil)
+        let status = harness.engine.status(of: a)
+        #expect(status?.available == false && status?.heardFrom == a && status?.identity == .address)
+        // Said once: a second undo finds nothing to undo.
+        #expect(harness.send(.undoReattach(a, from: morning)).outputs.isEmpty)
+    }
 }

@@ -79,4 +79,41 @@ struct PlacementFilterTests {
         // The same reading is offered again: it is a change again, not silently swallowed.
         #expect(filter.observe(.inEar, at: at(1)) == .inEar)
     }
+
+    /// Issue 49, finding 2: an accessory's real in-case frames at 1 Hz and replayed ones saying
+    /// in ear at 1 Hz, half a second apart, made placement flip about once a second (29 of 57
+    /// states in ear). Contradicting readings lengthen the window, so a minute of it commits a
+    /// handful of times, not dozens.
+    @Test func contradictingSourcesCannotMakeItFlap() {
+        var filter = PlacementFilter(debounceMilliseconds: 500, committed: .offHead)
+        var commits = 0
+        // Every half second: the engine's tick at the deadline, then the next frame.
+        for step in Int64(0)..<120 {
+            let now = at(step * 500)
+            if filter.tick(at: now) != nil { commits += 1 }
+            if filter.observe(step % 2 == 0 ? .offHead : .inEar, at: now) != nil { commits += 1 }
+        }
+        // Without the lengthened window: a commit every half second (118 in the minute).
+        #expect(commits <= 3)
+        #expect(filter.isContested)
+        #expect(filter.windowMilliseconds == PlacementFilter.longestWindowMilliseconds)
+    }
+
+    @Test func aQuietSpellBringsTheDebounceBack() {
+        var filter = PlacementFilter(debounceMilliseconds: 500, committed: .offHead)
+        _ = filter.observe(.inEar, at: at(0))
+        #expect(filter.tick(at: at(500)) == .inEar)
+        _ = filter.observe(.offHead, at: at(500))
+        // Reversed half a second after the last commit: contested.
+        #expect(filter.tick(at: at(1_000)) == .offHead)
+        #expect(filter.windowMilliseconds == PlacementFilter.contestedMinimumMilliseconds)
+        // Within the contested window a change needs the longer hold.
+        _ = filter.observe(.inEar, at: at(1_100))
+        #expect(filter.tick(at: at(1_600)) == nil)
+        #expect(filter.tick(at: at(2_100)) == .inEar)
+        // Two windows after the last contradiction: the debounce again.
+        _ = filter.observe(.offHead, at: at(9_000))
+        #expect(!filter.isContested)
+        #expect(filter.tick(at: at(9_500)) == .offHead)
+    }
 }

@@ -21,7 +21,7 @@ struct SetupSessionTests {
         // aabridge's own events (household.md): no raw value of Apple's, `"raw":null` in the API.
         let own: [(SetupEvent.EventType, String)] = [
             (.accessoryReattached, "accessoryReattached"), (.lookalikeHeard, "lookalikeHeard"),
-            (.headTrackingChanged, "headTrackingChanged"),
+            (.headTrackingChanged, "headTrackingChanged"), (.reattachUndone, "reattachUndone"),
         ]
         #expect(expected.count + own.count == SetupEvent.EventType.allCases.count)
         for (type, name, raw) in expected {
@@ -59,6 +59,7 @@ struct SetupSessionTests {
         let event = SetupEvent(type, accessory: accessory)
         let isAccessoryEvent = [
             .accessoryAdded, .accessoryRemoved, .accessoryChanged, .accessoryDiscovered, .accessoryReattached, .headTrackingChanged,
+            .reattachUndone,
         ].contains(type)
         #expect((event.accessory != nil) == isAccessoryEvent)
     }

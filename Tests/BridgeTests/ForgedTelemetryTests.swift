@@ -7,6 +7,7 @@ import Storage
 import Testing
 
 @testable import Bridge
+@testable import Telemetry
 
 /// What a neighbour with a radio (or anyone who may publish on a gateway's topic) can make a
 /// gateway relay, and what it must not be able to do with it (issue 49).
@@ -116,5 +117,69 @@ struct ForgedTelemetryTests {
                 #expect(during <= 1, "the first new gateway at once, the rest after the debounce (one per name before: \(during))")
             }
         }
+    }
+
+    /// Issue 49, finding 3: a radio inventing a fresh address of the profile every second or
+    /// so kept a rotated accessory from being followed. The decoys make the node flood; heard
+    /// once each, they are no rivals, and the real new address is followed.
+    @Test("decoys heard once from a flooding node do not keep a rotated accessory from being followed; the node shows the flood")
+    func decoysDoNotBlockFollowing() throws {
+        var feed = try Self.awayAirPods(room: "kitchen")
+        let own = "home/kitchen/BTtoMQTT/" + Fixture.airPods.replacingOccurrences(of: ":", with: "")
+        let ownPayload = #"{"id":"\#(Fixture.airPods)","rssi":-60,"manufacturerdata":"\#(Self.frame)"}"#
+        for second in Int64(0)...10 {
+            _ = feed.ingest(Self.message(own, ownPayload), route: feed.router.route(own), at: Timestamp(milliseconds: second * 1_000))
+        }
+        var flooded = false
+        for index in 0..<LookalikeTracker.floodCount {
+            flooded = Self.fresh(&feed, index, at: 11_000 + Int64(index) * 1_000).outcome.lookalikeFloodUntil != nil || flooded
+        }
+        #expect(flooded, "the node that relays the decoys gets lookalike_flood")
+        var lines: [String] = []
+        for second in Int64(20)...26 {
+            let fed = Self.fresh(&feed, 0x100, at: second * 1_000)
+            if let notice = fed.notice { lines.append(notice.message) }
+        }
+        #expect(lines.contains { $0.hasPrefix("followed accessory \(Fixture.airPods)") }, "\(lines)")
+    }
+
+    // MARK: Replayed encrypted bytes (finding 2)
+
+    /// Carol's AirPods Pro with an encryption key, heard from their own address; the clear
+    /// status says both buds are in ear (the forged part), the encrypted block what `plaintext`
+    /// says (the replayed part).
+    static func replayed(plaintext: [UInt8]) throws -> AdvertisementSighting.Decoded? {
+        let configuration = try IngestTests.configuration()
+        let id = try #require(BluetoothAddress(Fixture.airPods))
+        let keyText = "000102030405060708090a0b0c0d0e0f"
+        let key = try AccessoryKey.parse(keyText).get()
+        let accessory = Accessory(
+            id: id, displayName: "Carol's AirPods", product: "AirPods Pro", descriptor: DiscoveryDescriptor(), state: .authorized)
+        let restored = RestoredState(accessories: [accessory], keys: [id: AccessoryKeys(encryptionKey: key)])
+        var feed = try IngestTests.ingest(engine: EngineHolder(BridgeEngine(configuration: configuration.engine, restored: restored)))
+        let encrypted = try #require(ProximityPairing.encrypt(plaintext: plaintext, with: key))
+        let frame = "4c000719010e200b990f310000" + Hex.encode(encrypted)
+        let topic = "home/kitchen/BTtoMQTT/" + Fixture.airPods.replacingOccurrences(of: ":", with: "")
+        let payload = #"{"id":"\#(Fixture.airPods)","rssi":-50,"manufacturerdata":"\#(frame)"}"#
+        let fed = feed.ingest(Self.message(topic, payload), route: feed.router.route(topic), at: Timestamp(milliseconds: 1))
+        guard case .telemetry(.sighting(let sighting), _, _) = fed.effect else {
+            Issue.record("expected a sighting, got \(fed.effect)")
+            return nil
+        }
+        #expect(sighting.accessoryID == id)
+        return sighting.decoded
+    }
+
+    @Test("with the encryption key, buds that charge are in their case whatever the clear status says; otherwise the clear bytes count")
+    func encryptedPartWinsOverTheClearStatus() throws {
+        // Both buds charging (0x80 | level), 92 % and 91 %, the case level unknown.
+        let charging = try Self.replayed(plaintext: [0x01, 0x80 | 92, 0x80 | 91, 0x7F] + Array(repeating: 0, count: 12))
+        #expect(charging?.worn == false)
+        #expect(charging?.placement == .offHead)
+        #expect(charging?.battery?.leftCharging == true)
+        // One bud out of the case (not charging): the clear "in ear" holds for it.
+        let oneOut = try Self.replayed(plaintext: [0x01, 92, 0x80 | 91, 0x7F] + Array(repeating: 0, count: 12))
+        #expect(oneOut?.worn == true)
+        #expect(oneOut?.placement == .inEar)
     }
 }

@@ -138,6 +138,39 @@ struct LookalikeTrackerTests {
             Self.advertise(&later, Self.other, gateway: "bedroom", from: 700, to: 706, away: [(Self.alice, "bedroom")]).contains(
                 .reattach(Self.alice)))
     }
+
+    /// Issue 49, finding 3: a radio inventing one fresh address of the profile every 3 s kept
+    /// the accessory from ever being re-attached (each counted as a rival for the window).
+    @Test("decoys heard once by a flooding node are no rivals; an address that advertises again still is")
+    func decoysAreNoRivals() {
+        var tracker = LookalikeTracker(mode: .auto, windowSeconds: 600)
+        for index in 0..<20 {
+            let decoy = BluetoothAddress(rawValue: 0x5A_0000_0000_00 + UInt64(index))
+            _ = Self.advertise(
+                &tracker, decoy, gateway: "hall", from: Double(index * 3), to: Double(index * 3), away: [(Self.alice, "bedroom")])
+        }
+        #expect(tracker.isFlooding("hall", at: Self.at(60)))
+        var withDecoys = tracker
+        let decisions = Self.advertise(&withDecoys, Self.morning, gateway: "bedroom", from: 60, to: 66, away: [(Self.alice, "bedroom")])
+        #expect(decisions.contains(.reattach(Self.alice)), "\(decisions)")
+        // A look-alike in the hall that advertises twice is a pair, not a decoy: nothing is attached.
+        var withPair = tracker
+        _ = Self.advertise(&withPair, Self.other, gateway: "hall", from: 58, to: 59, away: [(Self.alice, "bedroom")])
+        let held = Self.advertise(&withPair, Self.morning, gateway: "bedroom", from: 60, to: 66, away: [(Self.alice, "bedroom")])
+        #expect(!held.contains(.reattach(Self.alice)), "\(held)")
+    }
+
+    @Test("an accessory whose automatic re-attachment was undone is not re-attached by the rules again within the window")
+    func heldBack() {
+        var tracker = LookalikeTracker(mode: .auto, windowSeconds: 600)
+        let decisions = stride(from: 0.0, through: 10, by: 1).map { second in
+            tracker.heard(
+                Self.morning, profile: Self.profile, gateway: "bedroom", rssi: -60, at: Self.at(second), away: [(Self.alice, "bedroom")]
+            ) { $0 == Self.alice }
+        }
+        #expect(!decisions.contains(.reattach(Self.alice)), "\(decisions)")
+        #expect(tracker.entries[Self.morning] != nil, "still offered")
+    }
 }
 
 /// household.md, "Keys that users can actually get": the recent addresses a new key is tried

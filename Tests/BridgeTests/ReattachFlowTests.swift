@@ -118,6 +118,44 @@ struct ReattachFlowTests {
         }
     }
 
+    @Test(
+        "an automatic re-attachment is undone when another address of its model and colour keeps advertising: away again, both offered, an event and a log line"
+    )
+    func reattachUndone() async throws {
+        try await withBridge(availabilityTimeoutSeconds: 1) { _, observer in
+            try await Self.heardThenAway(observer, Fixture.airPods, state: Self.airPodsState, room: "bedroom")
+            let morning = try Self.rotated(0x0A0A0A)
+            let reattached = Self.attributed(morning, "reattached")
+            try await Self.advertise(observer, from: morning, room: "bedroom", for: 12) {
+                observer.json(on: Self.airPodsState).contains(where: reattached)
+            }
+            try #require(await observer.waitFor(Self.airPodsState, timeout: .seconds(2), reattached) != nil)
+            // A second pair of the same model and colour, heard twice in the hall.
+            let rival = try Self.rotated(0x0B0B0B)
+            try await Self.advertisement(observer, from: rival, room: "hall")
+            try await Self.advertisement(observer, from: rival, room: "hall")
+            let event = await observer.waitFor(Self.events) { $0["type"] == "reattachUndone" }
+            #expect(event?["raw"] == .null && event?["accessory"]?["id"] == .string(Fixture.airPods), "\(String(describing: event))")
+            let said = "undid the automatic re-attachment of accessory \(Fixture.airPods) to \(morning)"
+            let line = await observer.waitFor(Self.log) { ($0["message"]?.stringValue ?? "").contains(said) }
+            #expect(line?["level"] == "info")
+            let away = await observer.waitFor(Self.airPodsState) { $0["available"] == false && $0["address"] != .string(morning) }
+            try #require(away != nil)
+            let undoneAt = try #require(observer.json(on: Self.airPodsState).lastIndex { $0["available"] == false })
+            // Both keep advertising: both are offered, and the rules attach neither by themselves.
+            for _ in 0..<24 {
+                try await Self.advertisement(observer, from: morning, room: "bedroom")
+                try await Self.advertisement(observer, from: rival, room: "hall")
+                try await Task.sleep(for: .milliseconds(300))
+            }
+            let both = await observer.waitFor(Self.lookalikes) { list in
+                Set(list.arrayValue?.compactMap { $0["address"]?.stringValue } ?? []) == [morning, rival]
+            }
+            #expect(both != nil, "\(observer.json(on: Self.lookalikes).last?.serialized ?? "")")
+            #expect(!observer.json(on: Self.airPodsState).dropFirst(undoneAt).contains { $0["available"] == true })
+        }
+    }
+
     @Test("a restart keeps the room it was last heard in: found again the first morning after it")
     func reattachedAfterARestart() async throws {
         let harness = try BridgeHarness(availabilityTimeoutSeconds: 1)

@@ -220,4 +220,25 @@ struct RotationFollowerTests {
         }
         #expect(message.contains("39 more look-alikes"))
     }
+
+    /// Issue 49, finding 3: one fresh address of the profile every 3 s from one gateway kept a
+    /// rotated accessory unavailable ("fits 2 new addresses, not followed").
+    @Test("a decoy heard once is no rival; the rotated accessory is followed; a second address that advertises again still blocks it")
+    func decoysAreNoRivals() throws {
+        var follower = Self.follower()
+        let decoy = BluetoothAddress(rawValue: 0x5A_0000_0000_01)
+        // The decoy heard once, beside the real new address; the flooding node says it is one.
+        _ = follower.unknown(decoy, profile: Self.airPods, gateway: "kitchen", now: Self.at(11)) { heardOnce, _ in heardOnce }
+        var decision: RotationFollower.Decision = .none
+        for second in 11...20 where decision == .none {
+            decision = follower.unknown(Self.newAddress, profile: Self.airPods, gateway: "kitchen", now: Self.at(Double(second))) {
+                heardOnce, _ in heardOnce
+            }
+        }
+        #expect(decision == .follow(Self.alice))
+        // Without the flood (or with the decoy heard twice) it is a rival, as before.
+        var strict = Self.follower()
+        _ = strict.unknown(decoy, profile: Self.airPods, gateway: "kitchen", now: Self.at(11))
+        #expect(Self.advertise(&strict, Self.newAddress, from: 11, to: 20)?.0 != .follow(Self.alice))
+    }
 }

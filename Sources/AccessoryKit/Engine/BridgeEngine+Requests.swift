@@ -328,6 +328,23 @@ extension BridgeEngine {
         markChanged(id)
     }
 
+    /// An automatic re-attachment to `address` that did not hold (``EngineInput/undoReattach(_:from:)``):
+    /// the followed address is forgotten (stored too, so a restart does not bring it back), the
+    /// accessory is away until it is heard from its own address, followed, or re-attached again.
+    mutating func undoReattach(_ id: BluetoothAddress, from address: BluetoothAddress, now: Timestamp) {
+        guard let index = records.index(forKey: id), records.values[index].followedAddress == address,
+            records.values[index].followedHow == .reattached
+        else { return }
+        setFollowedAddress(id, nil)
+        records.values[index].followedHow = .followed
+        records.values[index].heardFrom = id
+        records.values[index].attribution = .address
+        emit(.storage(.saveFollowedAddress(id, nil)))
+        if records.values[index].available { becameUnavailable(id, now: now) }
+        if let accessory = session.accessories[id] { emit(.event(SetupEvent(.reattachUndone, accessory: accessory))) }
+        markChanged(id)
+    }
+
     /// A picker setup added an accessory (with the sources its `auto_register` registers).
     mutating func added(_ accessory: Accessory, candidate: Picker.Candidate?, sources: [BluetoothAddress], now: Timestamp) {
         addRecord(for: accessory)

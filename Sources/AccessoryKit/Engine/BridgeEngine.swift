@@ -145,6 +145,7 @@ public struct BridgeEngine: Sendable {
         case .report(let report): apply(report, now: now)
         case .sighting(let sighting): observe(sighting, now: now)
         case .tick: tick(now: now)
+        case .undoReattach(let id, let address): undoReattach(id, from: address, now: now)
         case .reload(let stored, let ids, let routes): reload(stored, ids: ids, routes: routes, now: now)
         }
         flushChanged()

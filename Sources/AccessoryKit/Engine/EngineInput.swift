@@ -12,6 +12,11 @@ public enum EngineInput: Hashable, Sendable {
     case sighting(AdvertisementSighting)
     /// Time passed: debounce commits, picker timeout, availability expiry.
     case tick
+    /// An automatic re-attachment did not hold (a rival of the same profile was heard, or the
+    /// accessory itself elsewhere): the accessory no longer advertises from `address`, is away
+    /// again, and the event `reattachUndone` goes out. Nothing happens when it was re-attached
+    /// elsewhere since, or by a person.
+    case undoReattach(BluetoothAddress, from: BluetoothAddress)
     /// Stored state of `ids` changed outside this engine (another bridge instance sharing the
     /// database, or a takeover): take it from `stored`. Only the accessories in `ids` are
     /// touched, whatever else `stored` holds; `stored.migrationComplete` is ignored (the

@@ -7,7 +7,7 @@ public enum StorageWrite: Hashable, Sendable {
     /// An accessory's keys, replaced (both absent: none stored).
     case saveKeys(BluetoothAddress, AccessoryKeys)
     /// The address an accessory was followed to without a key, so a restart still knows it.
-    case saveFollowedAddress(BluetoothAddress, BluetoothAddress)
+    case saveFollowedAddress(BluetoothAddress, BluetoothAddress?)
     /// An accessory's home sources, replaced (empty: none).
     case saveHomeSources(BluetoothAddress, [BluetoothAddress])
     /// An accessory's alias, replaced (nil: none).

@@ -25,12 +25,16 @@ public struct SetupEvent: Hashable, Sendable {
         /// aabridge's: an accessory's head-tracking session became active or stopped being
         /// active (`headTrackingStateDidChange(isActive:)`); the state says which.
         case headTrackingChanged = 1_003
+        /// aabridge's: an automatic re-attachment did not hold (a rival look-alike of the same
+        /// profile, or the accessory itself heard elsewhere); the accessory is away again and
+        /// both addresses are offered as look-alikes.
+        case reattachUndone = 1_004
 
         /// Only accessory events carry an accessory.
         public var carriesAccessory: Bool {
             switch self {
             case .accessoryAdded, .accessoryRemoved, .accessoryChanged, .accessoryDiscovered, .accessoryReattached,
-                .headTrackingChanged:
+                .headTrackingChanged, .reattachUndone:
                 true
             default: false
             }

@@ -4,6 +4,14 @@
 /// change back to the committed value cancels the pending one; an unchanged
 /// placement never produces an update. Commits are optimistic: when the update
 /// they cause fails, `revert(to:)` restores the state before it.
+///
+/// Readings that contradict each other double the window: a commit reversing one made less than
+/// two windows before and, once that happened, a pending change cancelled or replaced by
+/// another reading (a single wobble inside the window only restarts it), up to ``longestWindowMilliseconds``: two sources saying
+/// opposite things, such as an accessory's real frames and replayed ones with the clear status
+/// changed (identity.md, "What someone in radio range can do"), cannot make placement flip
+/// faster than that. A quiet spell of twice the window without a contradiction brings the window
+/// back to the debounce. A debounce of 0 means every reading commits at once: nothing is held.
 public struct PlacementFilter: Hashable, Sendable {
     /// The debounce window; 0 commits immediately.
     public let debounceMilliseconds: Int64
@@ -13,22 +21,44 @@ public struct PlacementFilter: Hashable, Sendable {
     public private(set) var pending: AccessoryControlDevice.Placement?
     /// When the pending placement was first seen.
     public private(set) var pendingSince: Timestamp?
+    /// How long a change must hold now: the debounce, or more after contradicting readings.
+    public private(set) var windowMilliseconds: Int64
+    /// When a reading last contradicted a pending change or a recent commit.
+    public private(set) var lastContradiction: Timestamp?
+    /// When the last change was committed.
+    private var lastCommit: Timestamp?
+
+    /// The longest a contested change has to hold.
+    public static let longestWindowMilliseconds: Int64 = 30_000
+    /// The shortest window after a contradiction (a debounce of 0 would not grow by doubling).
+    public static let contestedMinimumMilliseconds: Int64 = 1_000
 
     /// Creates a filter.
     public init(debounceMilliseconds: Int64 = 500, committed: AccessoryControlDevice.Placement? = nil) {
         self.debounceMilliseconds = max(0, debounceMilliseconds)
         self.committed = committed
+        windowMilliseconds = self.debounceMilliseconds
     }
+
+    /// Whether contradicting readings lengthened the window.
+    public var isContested: Bool { windowMilliseconds > debounceMilliseconds }
 
     /// Feeds a raw reading.
     /// - Returns: a placement to send as an update now, if one is committed.
     public mutating func observe(_ placement: AccessoryControlDevice.Placement, at now: Timestamp) -> AccessoryControlDevice.Placement? {
+        if let lastContradiction, now.milliseconds(since: lastContradiction) > 2 * windowMilliseconds {
+            windowMilliseconds = debounceMilliseconds
+            self.lastContradiction = nil
+        }
         if placement == committed {
+            if pending != nil && isContested { contradicted(at: now) }
             pending = nil
             pendingSince = nil
             return nil
         }
         if pending != placement {
+            // A third value replacing a pending one contradicts it too.
+            if pending != nil && isContested { contradicted(at: now) }
             pending = placement
             pendingSince = now
         }
@@ -37,16 +67,20 @@ public struct PlacementFilter: Hashable, Sendable {
 
     /// Commits the pending placement once it has been stable for the window.
     public mutating func tick(at now: Timestamp) -> AccessoryControlDevice.Placement? {
-        guard let pending, let since = pendingSince, now.milliseconds(since: since) >= debounceMilliseconds else { return nil }
+        guard let pending, let since = pendingSince, now.milliseconds(since: since) >= windowMilliseconds else { return nil }
         committed = pending
         self.pending = nil
         pendingSince = nil
+        // Flipping back this soon is two sources disagreeing, or a reading on the edge: the next
+        // change has to hold longer.
+        if let lastCommit, now.milliseconds(since: lastCommit) < 2 * windowMilliseconds { contradicted(at: now) }
+        lastCommit = now
         return pending
     }
 
     /// When the pending placement would commit.
     public var deadline: Timestamp? {
-        pendingSince?.advanced(byMilliseconds: debounceMilliseconds)
+        pendingSince?.advanced(byMilliseconds: windowMilliseconds)
     }
 
     /// Undoes a commit whose update failed: the committed placement is the one before, nothing pending.
@@ -54,5 +88,11 @@ public struct PlacementFilter: Hashable, Sendable {
         committed = placement
         pending = nil
         pendingSince = nil
+    }
+
+    private mutating func contradicted(at now: Timestamp) {
+        guard debounceMilliseconds > 0 else { return }
+        lastContradiction = now
+        windowMilliseconds = min(Self.longestWindowMilliseconds, max(Self.contestedMinimumMilliseconds, 2 * windowMilliseconds))
     }
 }

@@ -90,6 +90,7 @@ final class Ownership {
             guard engine.knows(sighting.accessoryID) else { return ownsBridge }
             return owns(sighting.accessoryID)
         case .report(let report): return owns(report.accessory)
+        case .undoReattach(let id, _): return owns(id)
         case .activate, .invalidate, .request, .tick, .reload: return true
         }
     }

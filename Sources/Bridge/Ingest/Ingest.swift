@@ -27,6 +27,8 @@ struct Ingest {
     /// Unattributed resolvable addresses heard lately advertising proximity pairing, for the
     /// byte order of a key given now.
     private var recentAddresses = RecentAddresses()
+    /// Automatic re-attachments on trial for the look-alike window.
+    private var probation: ReattachProbation
     /// Follows rotations of accessories without an IRK, when `identity.follow` is on.
     private var follower: RotationFollower
     private let follows: Bool
@@ -45,6 +47,7 @@ struct Ingest {
             lookalikes
             ?? LookalikeBoard(
                 LookalikeTracker(mode: configuration.identity.reattach, windowSeconds: configuration.identity.lookalikeWindowSeconds))
+        probation = ReattachProbation(windowMilliseconds: self.lookalikes.tracker.windowMilliseconds)
         follower = RotationFollower(availabilityMilliseconds: configuration.switching.availabilityTimeoutSeconds * 1000)
         follows = configuration.identity.follow
         decoders = Dictionary(configuration.products.map { ($0.name, $0.placementDecoder) }, uniquingKeysWith: { first, _ in first })
@@ -67,11 +70,15 @@ struct Ingest {
             switch output {
             case .accessoryRemoved(let id):
                 follower.forget(id)
+                probation.ended(id)
                 if resolver.keys.contains(where: { $0.identity.id == id }) { keysChanged = true }
             case .keysChanged(let id, let new):
                 keysChanged = true
                 // With an IRK its addresses are resolved, not followed.
-                if new.irk != nil { follower.forget(id) }
+                if new.irk != nil {
+                    follower.forget(id)
+                    probation.ended(id)
+                }
             case .event(let event) where event.type == .accessoryAdded:
                 if let id = event.accessory?.id { follower.adopt(id) }
             case .event(let event) where event.type == .accessoryReattached:
@@ -122,6 +129,8 @@ struct Ingest {
             if engine.advertiser(id)?.keys.irk != nil && resolved != id {
                 return refuse("'address': accessory \(id) has an IRK, and it does not resolve \(address)")
             }
+            // What a person chose stands: no trial, no hold.
+            probation.ended(id)
             return .success(request)
         default:
             return .success(request)
@@ -203,10 +212,16 @@ struct Ingest {
         // (identity.md, Keys); a rotating address whose payload does not is not this
         // accessory's. Its own address stays its own, with the clear 10 % levels.
         var decrypted: Battery?
+        var correctedWorn: Bool?
         if let key = attributed.advertiser?.keys.encryptionKey, let pairing, pairing.encryptedPayload != nil {
             // Laid out as the model's batteries are: a single battery is the broadcasting side's.
             let status = pairing.decrypted(with: key)
             decrypted = status?.battery(pairing.knownModel?.batteries ?? .pods)
+            // A replay of real encrypted bytes with the clear status changed to "in ear" is
+            // caught here: the buds charge, so they are in their case.
+            if pairing.knownModel?.wearSensor == .inEarBits {
+                correctedWorn = status?.correctedWorn(leftInEar: pairing.leftInEar, rightInEar: pairing.rightInEar)
+            }
             if status == nil && attributed.how != .address {
                 let address = advertisement.address
                 attributed = Attribution(address, .address, engine.advertiser(address))
@@ -224,6 +239,10 @@ struct Ingest {
         sighting.irkOrder = attributed.irkOrder
         sighting.profile = pairing.map { ProximityProfile(model: $0.model, colour: $0.colour) }
         if let battery = decrypted, sighting.decoded != nil { sighting.decoded?.battery = battery }
+        if let worn = correctedWorn, let hardware = pairing?.knownModel?.hardware, sighting.decoded != nil {
+            sighting.decoded?.worn = worn
+            sighting.decoded?.placement = hardware.placement(worn: worn)
+        }
         if product != nil {
             readFastPair(advertisement, of: identity, into: &sighting, outcome: &outcome)
         } else if engine.isPickerPresented, let pairing, pairing.modelName != nil {
@@ -345,7 +364,17 @@ struct Ingest {
         }
         // A picker candidate is remembered too: paired, it is followed from its first sighting.
         if follows, follower.isTracking || engine.isPickerPresented {
-            switch follower.unknown(address, profile: .init(pairing), gateway: advertisement.gateway, now: now) {
+            let profile = RotationFollower.Profile(pairing)
+            let board = lookalikes
+            // A fresh address that could be a tracked accessory's counts towards its gateway's
+            // decoys, as a look-alike does.
+            if !follower.isCandidate(address), follower.fitsTrack(profile) {
+                noteFresh(address, gateway: advertisement.gateway, at: now, outcome: &outcome)
+            }
+            let decision = follower.unknown(address, profile: profile, gateway: advertisement.gateway, now: now) { heardOnce, gateways in
+                board.tracker.isDecoy(heardOnce: heardOnce, gateways: gateways, at: now)
+            }
+            switch decision {
             case .follow(let id):
                 // The engine records the new address when it takes the sighting.
                 let previous = engine.followedAddress(of: id) ?? id
@@ -359,6 +388,7 @@ struct Ingest {
             }
         }
         recentAddresses.note(address, model: pairing.model, at: now)
+        if !probation.isEmpty { tryReattachments(address, pairing: pairing, advertisement: advertisement, at: now, outcome: &outcome) }
         if let (id, announcement) = lookalike(address, pairing: pairing, advertisement: advertisement, at: now, outcome: &outcome) {
             var attributed = Attribution(id, .reattached, engine.advertiser(id))
             attributed.announcement = announcement
@@ -396,7 +426,7 @@ struct Ingest {
     /// A proximity-pairing advertisement from an address nobody has, that could be an away
     /// accessory: tracked as a look-alike, and the accessory it is re-attached to when the
     /// rules single one out (``LookalikeTracker``), with the line that says so.
-    private func lookalike(
+    private mutating func lookalike(
         _ address: BluetoothAddress, pairing: ProximityPairing, advertisement: Advertisement, at now: Timestamp,
         outcome: inout IngestOutcome
     ) -> (BluetoothAddress, announcement: String)? {
@@ -407,21 +437,57 @@ struct Ingest {
             lookalikes.tracker.forget(address)
             return nil
         }
+        let probation = probation
         let decision = lookalikes.tracker.heard(
-            address, profile: profile, gateway: advertisement.gateway, rssi: advertisement.rssi ?? 0, at: now, away: away)
+            address, profile: profile, gateway: advertisement.gateway, rssi: advertisement.rssi ?? 0, at: now, away: away
+        ) { probation.isHeldBack($0, at: now) }
         switch decision {
         case .offered(let first):
             if first && lookalikes.admitsEvent(at: now) { outcome.append(.lookalikeHeard) }
-            if lookalikes.tracker.isFlooding(advertisement.gateway, at: now) {
-                outcome.lookalikeFloodUntil = now.advanced(byMilliseconds: lookalikes.tracker.windowMilliseconds)
-            }
+            markFlood(advertisement.gateway, at: now, outcome: &outcome)
             return nil
         case .reattach(let id):
+            self.probation.started(id, address: address, profile: profile, at: now)
             return (
                 id,
                 "re-attached accessory \(id) to \(address): an away \(pairing.modelName ?? "accessory") of that model and colour, "
                     + "last heard by \(advertisement.gateway), where this address was first heard (no IRK)"
             )
+        }
+    }
+
+    /// An address nobody has, heard while automatic re-attachments are on trial: a rival of
+    /// one of them undoes it (``ReattachProbation``), with the `bridge/log` line that says why.
+    private mutating func tryReattachments(
+        _ address: BluetoothAddress, pairing: ProximityPairing, advertisement: Advertisement, at now: Timestamp,
+        outcome: inout IngestOutcome
+    ) {
+        let engine = engine
+        let verdict = probation.heard(address, profile: ProximityProfile(model: pairing.model, colour: pairing.colour), at: now) { id in
+            engine.advertiser(id)?.keys.encryptionKey.map { pairing.decrypted(with: $0) != nil }
+        }
+        guard case .undo(let id, let attached, let rival, let proven) = verdict else { return }
+        let why =
+            proven
+            ? "\(rival), whose payload decrypts with its encryption key, was heard by \(advertisement.gateway)"
+            : "\(rival), another address of its model and colour, keeps advertising (heard by \(advertisement.gateway))"
+        outcome.append(
+            .telemetry(
+                .undoReattach(id, from: attached), context: "identity", refresh: nil,
+                announcement: "undid the automatic re-attachment of accessory \(id) to \(attached): \(why); it is away again, "
+                    + "both addresses are offered on bridge/lookalikes (\(RequestName.reattach.name))"))
+    }
+
+    /// A fresh address with a tracked accessory's profile, counted for its gateway's decoys.
+    private func noteFresh(_ address: BluetoothAddress, gateway: String, at now: Timestamp, outcome: inout IngestOutcome) {
+        lookalikes.tracker.noteFresh(address, gateway: gateway, at: now)
+        markFlood(gateway, at: now, outcome: &outcome)
+    }
+
+    /// A gateway flooding with fresh addresses has the problem `lookalike_flood` for the window.
+    private func markFlood(_ gateway: String, at now: Timestamp, outcome: inout IngestOutcome) {
+        if lookalikes.tracker.isFlooding(gateway, at: now) {
+            outcome.lookalikeFloodUntil = now.advanced(byMilliseconds: lookalikes.tracker.windowMilliseconds)
         }
     }
 

@@ -68,11 +68,13 @@ struct LookalikeTracker {
     /// a second.
     private(set) var refreshed = false
     static let refreshMilliseconds: Int64 = 60_000
-    /// When each gateway first heard a fresh look-alike, within the window (at most
-    /// ``floodCount`` kept per gateway, at most ``floodGateways`` gateways): a node that hears
-    /// many is a source of decoys (a radio inventing addresses, a replay), and its look-alikes
-    /// never attach by themselves while it is (household.md, `lookalike_flood`).
-    private(set) var freshByGateway: [String: [Timestamp]] = [:]
+    /// The fresh addresses each gateway first heard with the profile of an accessory (a
+    /// look-alike, or a new address the rotation follower weighed), and when, within the window
+    /// (at most ``floodCount`` kept per gateway, at most ``floodGateways`` gateways): a node that
+    /// hears many is a source of decoys (a radio inventing addresses, a replay). Its look-alikes
+    /// never attach by themselves while it is (household.md, `lookalike_flood`), and an address
+    /// it heard once counts as no rival (``isDecoy(heardOnce:gateways:at:)``).
+    private(set) var freshByGateway: [String: [(address: BluetoothAddress, at: Timestamp)]] = [:]
     static let floodCount = 8
     static let floodGateways = 16
 
@@ -86,9 +88,11 @@ struct LookalikeTracker {
 
     /// A proximity-pairing advertisement from an address no accessory has, whose profile the
     /// away accessories `away` (non-empty, with their rooms) share.
+    /// - Parameter heldBack: accessories the rules may not re-attach by themselves now (an
+    ///   automatic re-attachment of theirs was undone lately: ``ReattachProbation``).
     mutating func heard(
         _ address: BluetoothAddress, profile: ProximityProfile, gateway: String, rssi: Int, at now: Timestamp,
-        away: [(id: BluetoothAddress, room: String?)]
+        away: [(id: BluetoothAddress, room: String?)], heldBack: (BluetoothAddress) -> Bool = { _ in false }
     ) -> Decision {
         let first = entries[address] == nil
         var entry =
@@ -98,7 +102,7 @@ struct LookalikeTracker {
                 lastSeen: now, advertisements: 0, couldBe: [])
         if first {
             makeRoom()
-            noteFresh(gateway, at: now)
+            noteFresh(address, gateway: gateway, at: now)
         }
         entry.profile = profile
         entry.gateway = gateway
@@ -109,7 +113,7 @@ struct LookalikeTracker {
         entry.couldBe = away.map(\.id)
         entries[address] = entry
         if first { listChanged = true } else { refreshed = true }
-        if mode == .auto, let id = singledOut(entry, away: away, at: now) {
+        if mode == .auto, let id = singledOut(entry, away: away, at: now), !heldBack(id) {
             entries[address] = nil
             listChanged = true
             return .reattach(id)
@@ -126,6 +130,7 @@ struct LookalikeTracker {
         let rivals = entries.values.contains { other in
             other.address != entry.address && other.profile == entry.profile
                 && now.milliseconds(since: other.lastSeen) <= windowMilliseconds
+                && !isDecoy(heardOnce: other.advertisements < 2, gateways: other.gateways, at: now)
         }
         guard !rivals else { return nil }
         // Continuity: first heard where the accessory was last heard, and nowhere another
@@ -196,20 +201,32 @@ struct LookalikeTracker {
             })
     }
 
-    /// Whether `gateway` first heard ``floodCount`` fresh look-alikes within the window.
+    /// Whether `gateway` first heard ``floodCount`` fresh addresses within the window.
     func isFlooding(_ gateway: String, at now: Timestamp) -> Bool {
-        (freshByGateway[gateway]?.count { now.milliseconds(since: $0) <= windowMilliseconds } ?? 0) >= Self.floodCount
+        (freshByGateway[gateway]?.count { now.milliseconds(since: $0.at) <= windowMilliseconds } ?? 0) >= Self.floodCount
     }
 
-    private mutating func noteFresh(_ gateway: String, at now: Timestamp) {
+    /// Whether an address counts as a decoy rather than a rival: heard once, and only by
+    /// gateways that are flooding. A real accessory advertises again and again (a second pair
+    /// in the flat stays a rival after its second advertisement); a radio inventing an address
+    /// every few seconds would otherwise keep every accessory of that profile from being
+    /// followed or re-attached (issue 49, finding 3). Being a decoy never attaches anything.
+    func isDecoy(heardOnce: Bool, gateways: Set<String>, at now: Timestamp) -> Bool {
+        heardOnce && !gateways.isEmpty && gateways.allSatisfy { isFlooding($0, at: now) }
+    }
+
+    /// A fresh address with an accessory's profile, first heard by `gateway` (counted once per
+    /// address, whichever of the follower and the look-alikes saw it first).
+    mutating func noteFresh(_ address: BluetoothAddress, gateway: String, at now: Timestamp) {
         if freshByGateway[gateway] == nil, freshByGateway.count >= Self.floodGateways,
-            let quietest = freshByGateway.min(by: { ($0.value.last ?? now) < ($1.value.last ?? now) })?.key
+            let quietest = freshByGateway.min(by: { ($0.value.last?.at ?? now) < ($1.value.last?.at ?? now) })?.key
         {
             freshByGateway[quietest] = nil
         }
-        var times = freshByGateway[gateway, default: []].filter { now.milliseconds(since: $0) <= windowMilliseconds }
-        times.append(now)
-        freshByGateway[gateway] = Array(times.suffix(Self.floodCount))
+        var fresh = freshByGateway[gateway, default: []].filter { now.milliseconds(since: $0.at) <= windowMilliseconds }
+        guard !fresh.contains(where: { $0.address == address }) else { return }
+        fresh.append((address, now))
+        freshByGateway[gateway] = Array(fresh.suffix(Self.floodCount))
     }
 
     /// Makes room for one more entry, the least recently heard going.

@@ -13,7 +13,9 @@ import Telemetry
 ///   ``overlapMilliseconds``), for at least ``silenceMilliseconds`` and two of its usual
 ///   intervals between sightings, and was heard within its availability window;
 /// - a gateway that heard the candidate heard A within that window;
-/// - no other accessory fits the candidate and no other new address fits A.
+/// - no other accessory fits the candidate and no other new address fits A (an address heard
+///   once, only by gateways that relay many fresh look-alikes, is a decoy, not a rival:
+///   ``LookalikeTracker/isDecoy(heardOnce:gateways:at:)``).
 /// The decision waits ``settleMilliseconds`` after the candidate's first advertisement, so that
 /// a second accessory rotating at the same moment (two identical AirPods in one flat) is seen
 /// and the choice refused rather than guessed; after ``windowMilliseconds`` (longer for an
@@ -125,6 +127,7 @@ struct RotationFollower {
         var lastSeen: Timestamp
         var profile: Profile
         var gateways: Set<String>
+        var advertisements = 1
         /// Its ambiguity was reported (once per candidate).
         var reported = false
     }
@@ -174,12 +177,23 @@ struct RotationFollower {
         tracks[id] = nil
     }
 
+    /// Whether `address` is a new address heard before (a candidate).
+    func isCandidate(_ address: BluetoothAddress) -> Bool { candidates[address] != nil }
+
+    /// Whether a tracked accessory has this profile (a fresh address with it is worth counting).
+    func fitsTrack(_ profile: Profile) -> Bool { tracks.values.contains { $0.profile.fits(profile) } }
+
     /// A proximity-pairing sighting from an address that belongs to no known accessory.
-    mutating func unknown(_ address: BluetoothAddress, profile: Profile, gateway: String, now: Timestamp) -> Decision {
+    /// - Parameter isDecoy: whether a candidate heard once by these gateways is a decoy.
+    mutating func unknown(
+        _ address: BluetoothAddress, profile: Profile, gateway: String, now: Timestamp,
+        isDecoy: (_ heardOnce: Bool, _ gateways: Set<String>) -> Bool = { _, _ in false }
+    ) -> Decision {
         var candidate: Candidate
         if let known = candidates[address] {
             candidate = known
             candidate.lastSeen = now
+            candidate.advertisements += 1
             candidate.profile = profile
         } else {
             makeRoom(now: now)
@@ -199,7 +213,9 @@ struct RotationFollower {
                     + "(\(fitting.map(\.description).joined(separator: ", "))): not followed; give each an IRK (\(RequestName.keys.name))")
         }
         let track = tracks[id]!
-        let rivals = candidates.filter { $0.key != address && fits(track, $0.value, now: now) }.keys.sorted()
+        let rivals = candidates.filter {
+            $0.key != address && fits(track, $0.value, now: now) && !isDecoy($0.value.advertisements < 2, $0.value.gateways)
+        }.keys.sorted()
         if !rivals.isEmpty {
             return report(
                 address, now: now,
