@@ -19,7 +19,7 @@ import time
 import traceback
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parent.parent)]
 
 from hass import HomeAssistant, HomeAssistantError, check_config  # noqa: E402
 import relay_checks  # noqa: E402

@@ -2,94 +2,49 @@
 (fixtures/README.md cites each) stand in for the Mac-only commands; the reports go through the
 real mosquitto_pub and the real curl to a real mosquitto on loopback, watched by mosquitto_sub.
 
-    python3 scripts/macos/tests/test_aabridge_sources.py
+    python3 harness/macos/test_aabridge_sources.py
 """
 
 import os
 import plistlib
 import shutil
-import socket
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SCRIPT = HERE.parent / "aabridge-sources"
-PLIST = HERE.parent / "local.aabridge.sources.plist"
+sys.path.insert(0, str(HERE.parent))
+import common  # noqa: E402
+from common import free_port, mosquitto_passwd  # noqa: E402
+
+SCRIPT = Path(common.ROOT) / "scripts" / "macos" / "aabridge-sources"
+PLIST = Path(common.ROOT) / "scripts" / "macos" / "local.aabridge.sources.plist"
 FIXTURES = HERE / "fixtures"
 MAC = "F4:D4:88:6A:76:7A"          # the recording's controller_address
 AIRPODS = "18:3F:70:72:C1:68"      # the recording's AirPods
 TOPIC = "aabridge/accessory/183F7072C168/set"
 
 
-_last_port = None
+class Broker(common.Broker):
+    """mosquitto (open, or with the user alice-mac) and a mosquitto_sub of aabridge/# writing
+    `topic qos retained payload` lines to `work`/messages."""
 
-
-def free_port():
-    """A loopback port below the kernel's ephemeral range, not handed out before by this process.
-
-    The kernel's bind(0) port comes from the ephemeral range, where an outgoing connection beside
-    the test (a client's source port) may take it before the process meant to listen on it binds.
-    """
-    global _last_port
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            start = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        start = 32768
-    low, high = 10000, max(start, 11000) - 1
-    span = high - low + 1
-    candidate = low + (os.getpid() * 97) % span if _last_port is None else _last_port + 1
-    for _ in range(span):
-        if not low <= candidate <= high:
-            candidate = low
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", candidate))
-            except OSError:
-                candidate += 1
-                continue
-        _last_port = candidate
-        return candidate
-    raise RuntimeError(f"no free loopback port in {low}..{high}")
-
-
-class Broker:
     def __init__(self, work, password=None):
-        self.port = free_port()
-        conf = Path(work) / "mosquitto.conf"
-        lines = [f"listener {self.port} 127.0.0.1"]
+        super().__init__(work, configure=lambda port: "\n".join(
+            [f"listener {port} 127.0.0.1"] +
+            (["allow_anonymous false", f"password_file {Path(work) / 'passwd'}"] if password else ["allow_anonymous true"])) + "\n")
         if password:
-            passwd = Path(work) / "passwd"
-            passwd.write_text("")
-            subprocess.run(["mosquitto_passwd", "-b", str(passwd), "alice-mac", password], check=True)
-            os.chmod(passwd, 0o644)
-            lines += ["allow_anonymous false", f"password_file {passwd}"]
-        else:
-            lines.append("allow_anonymous true")
-        conf.write_text("\n".join(lines) + "\n")
-        self.process = subprocess.Popen([shutil.which("mosquitto") or "/usr/sbin/mosquitto", "-c", str(conf)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        self.wait_port()
-        # topic qos retained payload, one line per message.
+            mosquitto_passwd(Path(work) / "passwd", {"alice-mac": password})
+        self.start()
         self.out = open(Path(work) / "messages", "w+")
         args = ["mosquitto_sub", "-p", str(self.port), "-h", "127.0.0.1", "-q", "1", "-t", "aabridge/#", "-F", "%t %q %r %p"]
         if password:
             args += ["-u", "alice-mac", "-P", password]
         self.sub = subprocess.Popen(args, stdout=self.out, stderr=subprocess.STDOUT)
         time.sleep(0.5)
-
-    def wait_port(self):
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=0.5):
-                    return
-            except OSError:
-                time.sleep(0.05)
-        raise RuntimeError("mosquitto did not start")
 
     def messages(self, wait=0.5):
         time.sleep(wait)
@@ -98,9 +53,8 @@ class Broker:
         return [line.rstrip("\n").split(" ", 3) for line in self.out.read().splitlines() if line]
 
     def stop(self):
-        for process in (self.sub, self.process):
-            process.terminate()
-            process.wait(10)
+        common.stop_process(self.sub, 10)
+        super().stop()
         self.out.close()
 
 

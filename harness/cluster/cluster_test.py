@@ -52,8 +52,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checks  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "chaos"))
-from harness import RESULTS, Broker, Postgres, check, figure, free_port, summary, wait_for  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from common import RESULTS, Bridge, Broker, Postgres, bridge_config, check, figure, summary, wait_for  # noqa: E402
 
 try:
     import paho.mqtt.client as mqtt
@@ -116,103 +116,33 @@ def generations(rows, count):
 
 # ---------------------------------------------------------------------------------------------
 def instance_yaml(name, broker_port, pg_url, accessories, partitions, debounce_ms, cluster=True, storage_path=None):
-    lines = [f"""mqtt:
-  server: mqtt://127.0.0.1:{broker_port}
-  base_topic: {BASE}
-  client_id: aabridge-{name}
-  keepalive: 10
-  reconnect: {{min_s: 1, max_s: 2}}
-homeassistant:
-  enabled: false
-"""]
-    if cluster:
-        lines.append(f"""storage:
-  backend: postgresql
-  url: "{pg_url}"
-cluster:
-  enabled: true
-  instance: {name}
-  partitions: {partitions}
-""")
-    else:  # --selftest: one plain instance on SQLite, to try the traffic and the recorder
-        lines.append(f"storage:\n  path: {storage_path}\n")
-    lines.append(f"""health:
-  interval_s: 60
-log:
-  level: info
-setup:
-  supports: [bluetooth]
-  bluetooth:
-    company_identifiers: [0x004C]
-products:
-  - name: {PRODUCT}
-    hardware: inEarBud
-    capabilities: [audioSwitching, placement]
-    auto_register: true
-    placement_decoder: apple_proximity
-    setup_options: [rename]
-    descriptor:
-      bluetooth_company_identifier: 0x004C
-      bluetooth_manufacturer_data_blob: "0719"
-      bluetooth_manufacturer_data_mask: "ffff"
-gateways:
-  - name: omg
-    format: openmqttgateway
-switching:
-  placement_debounce_ms: {debounce_ms}
-  availability_timeout_s: 120
-accessories:
-""")
-    lines.append("".join(f'  - {{id: "{colon(accessory_address(n))}", name: "Buds {n}", product: "{PRODUCT}"}}\n'
-                         for n in range(accessories)))
-    lines.append("sources:\n")
-    lines.append("".join(f'  - {{address: "{colon(phone_address(n))}", name: "Phone {n}"}}\n'
-                         for n in range(accessories)))
-    return "".join(lines)
+    """An instance's configuration: cluster mode on PostgreSQL, or (--selftest) one plain
+    instance on SQLite; `accessories` AirPods, each with its phone."""
+    product = {"name": PRODUCT, "hardware": "inEarBud", "capabilities": "[audioSwitching, placement]",
+               "auto_register": "true", "placement_decoder": "apple_proximity", "setup_options": "[rename]",
+               "descriptor": {"bluetooth_company_identifier": "0x004C", "bluetooth_manufacturer_data_blob": '"0719"',
+                              "bluetooth_manufacturer_data_mask": '"ffff"'}}
+    return bridge_config(broker_port, pg_url if cluster else storage_path, client_id=f"aabridge-{name}",
+                         homeassistant=False, setup=("[0x004C]", None, None), products=(product,),
+                         gateways=(("omg", "openmqttgateway"),), cluster=(name, partitions) if cluster else None,
+                         accessories=[(colon(accessory_address(n)), f'"Buds {n}"', f'"{PRODUCT}"') for n in range(accessories)],
+                         sources=[(colon(phone_address(n)), f'"Phone {n}"') for n in range(accessories)],
+                         debounce=debounce_ms)
 
 
-class Instance:
+class Instance(Bridge):
+    """One aabridge instance (or, with --fake, the stand-in's command): aabridge-<name>.yaml and
+    aabridge-<name>.log in the run's directory."""
+
     def __init__(self, binary, root, name, yaml_text):
-        self.binary = binary
+        super().__init__(binary, root, yaml_text, env={"FAKE_FAULT": FAKE_FAULT}, name=f"aabridge-{name}")
         self.name = name
-        self.config = os.path.join(root, f"aabridge-{name}.yaml")
-        with open(self.config, "w") as f:
-            f.write(yaml_text)
-        self.log = os.path.join(root, f"aabridge-{name}.log")
-        self.proc = None
-
-    def start(self):
-        out = open(self.log, "ab")
-        # `binary` is the aabridge executable, or (--fake) a list: the stand-in's command.
-        command = list(self.binary) if isinstance(self.binary, (list, tuple)) else [self.binary]
-        self.proc = subprocess.Popen(command + ["run", "--config", self.config], stdout=out, stderr=out,
-                                     env=dict(os.environ, FAKE_FAULT=FAKE_FAULT))
-        out.close()
-
-    def alive(self):
-        return self.proc is not None and self.proc.poll() is None
 
     def kill(self):
         if self.alive():
             self.proc.send_signal(signal.SIGKILL)
         if self.proc:
             self.proc.wait()
-
-    def stop(self):
-        if self.alive():
-            self.proc.terminate()
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-
-    def tail(self, n=5):
-        try:
-            with open(self.log, "rb") as f:
-                return f.read().decode(errors="replace").splitlines()[-n:]
-        except OSError:
-            return []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 from stack import GATEWAY, IN_CASE, IN_EAR, ROOT, Client
 
 RELAY = ROOT / "custom_components" / "aabridge_relay"
-TEST_SCANNERS = ROOT / "ha" / "custom_components" / "aabridge_test_scanners"
+TEST_SCANNERS = ROOT / "harness" / "ha" / "custom_components" / "aabridge_test_scanners"
 LIVING = ("AA:00:00:00:00:01", "Living room proxy", "Living room", "living_room_proxy")
 BEDROOM = ("AA:00:00:00:00:02", "Bedroom proxy", "Bedroom", "bedroom_proxy")
 IRK = "ec0234a357c8ad05341010a60a397d9b"

@@ -5,4 +5,4 @@ integration's folder, which HACS and users copy into Home Assistant."""
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "custom_components"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "custom_components"))

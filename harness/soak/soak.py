@@ -36,9 +36,9 @@ import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "chaos"))
-from harness import Broker, check, figure, free_port, summary  # noqa: E402
-from chaos import AIRPODS, AIRPODS_T, HEADPHONES, Bridge, Client, bridge_yaml, sql, wait_online  # noqa: E402
+sys.path.insert(0, os.path.dirname(HERE))
+from common import (AIRPODS, AIRPODS_T, HEADPHONES, Bridge, Broker, Client, check, figure, free_port,  # noqa: E402
+                    household_config, sql, stop_process, summary, wait_online)
 
 SAMPLE_S = 10
 NEIGHBOURS = 60
@@ -59,13 +59,10 @@ NEARBY = "4c0010051b1c0a1d3e"
 
 
 def yaml_text(port, database, http_port):
-    text = bridge_yaml(port, database, health=30, homeassistant=True, availability_timeout=60)
-    text = text.replace("gateways:\n", "http:\n  listen: 127.0.0.1:%d\ngateways:\n" % http_port, 1)
-    text = text.replace("  - name: native\n    format: native\n",
-                        "  - name: native\n    format: native\n  - name: esp\n    format: espresense\n", 1)
-    text = text.replace("sources:\n", f'  - id: "{CAROL}"\n    name: Carol\'s AirPods\n    product: AirPods Pro\n'
-                                      f'    irk: "{CAROL_IRK}"\nsources:\n', 1)
-    return text.replace("level: info", "level: warning")
+    return household_config(port, database, health=30, homeassistant=True, availability_timeout=60, log_level="warning",
+                            gateways=(("omg", "openmqttgateway"), ("native", "native"), ("esp", "espresense")),
+                            more_accessories=((CAROL, "Carol's AirPods", "AirPods Pro", {"irk": f'"{CAROL_IRK}"'}),),
+                            extra=f"http:\n  listen: 127.0.0.1:{http_port}\n")
 
 
 class Traffic:
@@ -90,6 +87,12 @@ class Traffic:
                                     stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             self.publishers[topic] = proc
         return proc
+
+    def close(self):
+        """Stops the publishers (after `stop`): they would outlive the soak otherwise."""
+        for proc in list(self.publishers.values()):
+            stop_process(proc, 5)
+        self.publishers.clear()
 
     def send(self, topic, payload):
         proc = self.publisher(topic)
@@ -350,6 +353,7 @@ def main():
             figure(f"{key}: slope {slope_per_hour(points):+.2f}/h, max {max(v for _, v in points):.0f}")
         if not queues:
             figure("queue depths: /metrics has no queue gauge; nothing was dropped for overload either")
+    traffic.close()
     broker.stop()
     if os.environ.get("SOAK_KEEP") != "1":
         shutil.rmtree(root, ignore_errors=True)

@@ -9,13 +9,15 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import aiohttp
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from common import free_port  # noqa: E402
 
 # The integrations Home Assistant loads: what the issue names, nothing of default_config (no
 # recorder, no frontend), so a start takes seconds.
@@ -53,38 +55,6 @@ logger:
 """
 
 CLIENT_ID_PATH = "/"
-
-
-_last_port = None
-
-
-def free_port():
-    """A loopback port below the kernel's ephemeral range, not handed out before by this process.
-
-    The kernel's bind(0) port comes from the ephemeral range, where an outgoing connection beside
-    the test (a client's source port) may take it before the process meant to listen on it binds.
-    """
-    global _last_port
-    try:
-        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
-            start = int(f.read().split()[0])
-    except (OSError, ValueError, IndexError):
-        start = 32768
-    low, high = 10000, max(start, 11000) - 1
-    span = high - low + 1
-    candidate = low + (os.getpid() * 97) % span if _last_port is None else _last_port + 1
-    for _ in range(span):
-        if not low <= candidate <= high:
-            candidate = low
-        with socket.socket() as s:
-            try:
-                s.bind(("127.0.0.1", candidate))
-            except OSError:
-                candidate += 1
-                continue
-        _last_port = candidate
-        return candidate
-    raise RuntimeError(f"no free loopback port in {low}..{high}")
 
 
 class HomeAssistantError(Exception):
