@@ -21,6 +21,13 @@ figures; the summary ends with "N passed, M failed". The scenarios today:
                    on the request API, /events and /metrics: refused, the accessories unchanged
   http-idle-connections  40 idle connections from 127.0.0.1: /healthz from 127.0.0.2 still
                    answers at once, and the idle ones are closed after the header timeout
+  replay-flapping  real in-case frames and replayed in-ear ones at 1 Hz each: placement flaps
+                   a bounded number of times; with the encryption key, never in ear
+  decoys           a fresh decoy address a second from one node: a rotation still followed, an
+                   away accessory still re-attached, the node shows lookalike_flood
+  reattach-hijack  copies of an accessory's frames elsewhere before it goes quiet, then a forged
+                   address: never attached there; forged in its own room, undone (reattachUndone)
+                   when the real one is heard; the real one always offered
 Everything listens on 127.0.0.1 only; every loop is bounded in count and time.
 """
 import argparse

@@ -47,9 +47,9 @@ enum GatewayProblem: String, Hashable, Sendable, CaseIterable {
                 + (needingIRK.isEmpty ? "each Apple accessory" : needingIRK.joined(separator: ", "))
                 + " to known_irks, and give it to aabridge (\(RequestName.keys.name))"
         case .lookalikeFlood:
-            "hears many fresh look-alikes of an away accessory (a device near it inventing addresses, or a replay): its look-alikes "
-                + "are only offered, never re-attached by themselves, while this stands; if no crowd of such accessories is near it, "
-                + "look for what is"
+            "hears many fresh addresses with an accessory's model and colour (a device near it inventing addresses, or a replay): "
+                + "its look-alikes are only offered, never re-attached by themselves, and one it heard once is no rival, while this "
+                + "stands; if no crowd of such accessories is near it, look for what is"
         case .relaySilent:
             "nothing from Home Assistant's relay for 3 minutes: check that Home Assistant runs, that its MQTT integration is "
                 + "connected and that the aabridge relay integration is loaded (docs/operations.md, \"Using the Bluetooth your "
