@@ -7,12 +7,13 @@ import Testing
 /// rival of the same profile, or the accessory itself, is heard (the rule alone, times given).
 @Suite("Re-attachments on trial")
 struct ReattachProbationTests {
-    static let profile = ProximityProfile(model: 0x2014, colour: 0)
-    static let alice = BluetoothAddress(rawValue: 0x4A_0000_0000_A1)
-    static let attached = BluetoothAddress(rawValue: 0x5B_1111_1111_11)
-    static let rival = BluetoothAddress(rawValue: 0x6C_2222_2222_22)
+    // Alice and the addresses of the look-alike rule's tests.
+    static let profile = LookalikeTrackerTests.profile
+    static let alice = LookalikeTrackerTests.alice
+    static let attached = LookalikeTrackerTests.morning
+    static let rival = LookalikeTrackerTests.other
 
-    static func at(_ seconds: Double) -> Timestamp { Timestamp(milliseconds: 1_800_000_000_000 + Int64(seconds * 1000)) }
+    static func at(_ seconds: Double) -> Timestamp { LookalikeTrackerTests.at(seconds) }
 
     static func onTrial() -> ReattachProbation {
         var probation = ReattachProbation(windowMilliseconds: 600_000)

@@ -29,53 +29,62 @@ def heard_then_away(port):
     stream(port, 5, 0.5, lambda i: [("bedroom", AIRPODS, frame(IN_EAR), -55)])
 
 
-def elsewhere(ctx):
-    name = f"{NAME}-kitchen"
+def phase(ctx, name, forgery):
+    """A fresh bridge (availability 2 s) and a recorder; Alice heard in the bedroom, then quiet;
+    `forgery(port, client)` plays the rest and returns what the checks need; they get the
+    recorded states and the recorder as well. None when the bridge did not come online."""
     started = started_bridge(ctx.binary, ctx.root, name, availability_timeout=2)
     if not started:
-        return
+        return None
     work, broker, client, bridge = started
     try:
         recorder = Recorder(broker.port, os.path.join(work, "recorded.txt"))
         heard_then_away(broker.port)
-        # 4 copies of her frame at -20 dBm from the kitchen just before she goes quiet.
-        stream(broker.port, 1, 0.25, lambda i: [("kitchen", AIRPODS, frame(IN_EAR), -20)])
-        stream(broker.port, 4, 1.0, lambda i: [])
-        forged, real = address(0x5F, 1), address(0x4E, 2)
-        stream(broker.port, 8, 0.5, lambda i: [("kitchen", forged, frame(IN_EAR), -20)])
-        # Her real AirPods from a new address in the bedroom, the forger still on.
-        stream(broker.port, 8, 0.5, lambda i: [("bedroom", real, frame(IN_EAR), -55), ("kitchen", forged, frame(IN_EAR), -20)])
-        answer = client.request("accessory/reattach", {"id": AIRPODS, "address": real})
+        result = forgery(broker.port, client)
         client.request("health")
         recorder.stop()
-        recorded = states(recorder, AIRPODS_T)
-        check(f"{name}: the address forged in another room is never attached", not attached(recorded, forged))
-        check(f"{name}: her real new address is offered (never shut out)", listed(recorder, real))
-        check(f"{name}: a person re-attaches the real one", (answer or {}).get("status") == "ok", str(answer))
         check(f"{name}: the bridge stayed up", bridge.alive())
+        return result, states(recorder, AIRPODS_T), recorder
     finally:
         bridge.stop()
         broker.stop()
 
 
+def elsewhere(ctx):
+    name = f"{NAME}-kitchen"
+    forged, real = address(0x5F, 1), address(0x4E, 2)
+
+    def forgery(port, client):
+        # 4 copies of her frame at -20 dBm from the kitchen just before she goes quiet.
+        stream(port, 1, 0.25, lambda i: [("kitchen", AIRPODS, frame(IN_EAR), -20)])
+        stream(port, 4, 1.0, lambda i: [])
+        stream(port, 8, 0.5, lambda i: [("kitchen", forged, frame(IN_EAR), -20)])
+        # Her real AirPods from a new address in the bedroom, the forger still on.
+        stream(port, 8, 0.5, lambda i: [("bedroom", real, frame(IN_EAR), -55), ("kitchen", forged, frame(IN_EAR), -20)])
+        return client.request("accessory/reattach", {"id": AIRPODS, "address": real})
+
+    ran = phase(ctx, name, forgery)
+    if ran:
+        answer, recorded, recorder = ran
+        check(f"{name}: the address forged in another room is never attached", not attached(recorded, forged))
+        check(f"{name}: her real new address is offered (never shut out)", listed(recorder, real))
+        check(f"{name}: a person re-attaches the real one", (answer or {}).get("status") == "ok", str(answer))
+
+
 def same_room(ctx):
     name = f"{NAME}-bedroom"
-    started = started_bridge(ctx.binary, ctx.root, name, availability_timeout=2)
-    if not started:
-        return
-    work, broker, client, bridge = started
-    try:
-        recorder = Recorder(broker.port, os.path.join(work, "recorded.txt"))
-        heard_then_away(broker.port)
-        stream(broker.port, 4, 1.0, lambda i: [])
-        forged, real = address(0x5F, 3), address(0x4E, 4)
+    forged, real = address(0x5F, 3), address(0x4E, 4)
+
+    def forgery(port, client):
+        stream(port, 4, 1.0, lambda i: [])
         # Forged in her own room: as good as her own, it may be re-attached...
-        stream(broker.port, 8, 0.5, lambda i: [("bedroom", forged, frame(IN_EAR), -55)])
+        stream(port, 8, 0.5, lambda i: [("bedroom", forged, frame(IN_EAR), -55)])
         # ...until her real AirPods come out of the case beside it.
-        stream(broker.port, 6, 0.5, lambda i: [("bedroom", real, frame(IN_EAR), -50), ("bedroom", forged, frame(IN_EAR), -55)])
-        client.request("health")
-        recorder.stop()
-        recorded = states(recorder, AIRPODS_T)
+        stream(port, 6, 0.5, lambda i: [("bedroom", real, frame(IN_EAR), -50), ("bedroom", forged, frame(IN_EAR), -55)])
+
+    ran = phase(ctx, name, forgery)
+    if ran:
+        _, recorded, recorder = ran
         undone = [e for e in published(recorder, f"{BASE}/bridge/event")
                   if isinstance(e, dict) and e.get("type") == "reattachUndone"]
         last = recorded[-1][1] if recorded else {}
@@ -87,10 +96,6 @@ def same_room(ctx):
         check(f"{name}: no wrong attachment stands at the end", not stands,
               f"last state: address {last.get('address')}, identity {last.get('identity')}, available {last.get('available')}")
         check(f"{name}: both are offered", listed(recorder, real) and (not was_attached or listed(recorder, forged)))
-        check(f"{name}: the bridge stayed up", bridge.alive())
-    finally:
-        bridge.stop()
-        broker.stop()
 
 
 def run(ctx):
