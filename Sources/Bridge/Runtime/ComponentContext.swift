@@ -96,7 +96,7 @@ struct ComponentContext {
     /// instance that owns the accessory): the sighting through the output step, the refusals
     /// counted, the lines logged.
     /// Nothing to do for an empty outcome (nobody's advertisement): no async call for it.
-    func apply(_ outcome: IngestOutcome, at now: Timestamp) async {
+    func apply(_ outcome: consuming IngestOutcome, at now: Timestamp) async {
         guard !outcome.isEmpty else { return }
         await stages.apply(outcome, at: now)
     }
