@@ -19,8 +19,9 @@ let package = Package(
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
-        // libpq: the PostgreSQL storage backend (storage.backend: postgresql).
-        .systemLibrary(name: "CPostgres", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // libpq's header: the PostgreSQL storage backend (storage.backend: postgresql). Not linked:
+        // Storage opens libpq.so.5 (Debian's libpq5) when a PostgreSQL connection string is read.
+        .systemLibrary(name: "CPostgres", providers: [.apt(["libpq-dev"])]),
         // BlueZ's socket headers only (AF_BLUETOOTH, sockaddr_l2): nothing is linked.
         .systemLibrary(name: "CBluetooth", providers: [.apt(["libbluetooth-dev"])]),
         // libsystemd's sd-bus: the bluez gateway's D-Bus client (Sources/BlueZ).

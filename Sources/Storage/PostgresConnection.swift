@@ -44,6 +44,8 @@ public final class PostgresConnection {
     /// The connection string without its password, for log lines and errors.
     public let location: String
     private var handle: OpaquePointer?
+    /// libpq, opened on first use (``LibPQ``).
+    private let pq: LibPQ
     /// A failure said the session is gone (SQLSTATE class 08, the server shutting down) while
     /// libpq may still call the connection OK: ``isConnected`` is false until ``reconnect()``.
     private var lost = false
@@ -54,9 +56,10 @@ public final class PostgresConnection {
     ///   - url: a libpq connection string, `postgresql://user@host:port/db` or `host=... dbname=...`.
     ///   - password: overrides a password in `url`; nil uses the URL's, `PGPASSWORD` or `~/.pgpass`.
     ///   - applicationName: shown in `pg_stat_activity` unless the URL sets one.
-    /// - Throws: `.cannotOpen` for a malformed URL, a refused login or a missing database;
-    ///   `.unavailable` when the server cannot be reached.
+    /// - Throws: `.cannotOpen` for a malformed URL, a refused login, a missing database or a
+    ///   libpq that cannot be loaded; `.unavailable` when the server cannot be reached.
     public init(url: String, password: String? = nil, applicationName: String = "aabridge") throws(StorageError) {
+        pq = try LibPQ.shared()
         location = Self.redacted(url)
         if let problem = Self.syntaxProblem(url) {
             throw StorageError(
@@ -80,20 +83,20 @@ public final class PostgresConnection {
             valuePointers.withUnsafeBufferPointer { valueBuffer in
                 keywordBuffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { keywordsC in
                     valueBuffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { valuesC in
-                        PQconnectdbParams(keywordsC.baseAddress, valuesC.baseAddress, 1)
+                        pq.connectdbParams(keywordsC.baseAddress, valuesC.baseAddress, 1)
                     }
                 }
             }
         }
         handle = connection
-        guard let connection, PQstatus(connection) == CONNECTION_OK else {
+        guard let connection, pq.status(connection) == CONNECTION_OK else {
             let error = connectionError(context: "cannot connect to PostgreSQL")
             close()
             throw error
         }
         // Notices (an IF NOT EXISTS that skipped, a ROLLBACK with nothing to undo) are not
         // errors; libpq would print each on stderr, past the bridge's log.
-        PQsetNoticeProcessor(connection, { _, _ in }, nil)
+        _ = pq.setNoticeProcessor(connection, { _, _ in }, nil)
         do throws(StorageError) {
             try execute(Self.sessionSetup)
         } catch {
@@ -113,7 +116,7 @@ public final class PostgresConnection {
     /// is noticed by the next operation, which fails with `.unavailable`; after that this is false.
     public var isConnected: Bool {
         guard let handle, !lost else { return false }
-        return PQstatus(handle) == CONNECTION_OK
+        return pq.status(handle) == CONNECTION_OK
     }
 
     /// Reconnects with the same parameters (`PQreset`) and runs the session setup again.
@@ -122,16 +125,16 @@ public final class PostgresConnection {
     /// - Throws: `.unavailable` when the server still cannot be reached, `.closed` after ``close()``.
     public func reconnect() throws(StorageError) {
         guard let handle else { throw closedError() }
-        PQreset(handle)
+        pq.reset(handle)
         lost = false
-        guard PQstatus(handle) == CONNECTION_OK else { throw connectionError(context: "cannot reconnect to PostgreSQL") }
+        guard pq.status(handle) == CONNECTION_OK else { throw connectionError(context: "cannot reconnect to PostgreSQL") }
         try execute(Self.sessionSetup)
     }
 
     /// The value libpq uses for a connection option (`PQconninfo`), e.g. `connect_timeout`.
     func option(_ keyword: String) -> String? {
-        guard let handle, let options = PQconninfo(handle) else { return nil }
-        defer { PQconninfoFree(options) }
+        guard let handle, let options = pq.conninfo(handle) else { return nil }
+        defer { pq.conninfoFree(options) }
         var option = options
         while let name = option.pointee.keyword {
             if String(cString: name) == keyword { return option.pointee.val.map { String(cString: $0) } }
@@ -144,15 +147,15 @@ public final class PostgresConnection {
     /// which only `ROLLBACK` ends).
     var inTransaction: Bool {
         guard let handle else { return false }
-        let status = PQtransactionStatus(handle)
+        let status = pq.transactionStatus(handle)
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR
     }
 
     /// Runs SQL that may hold several statements and binds nothing (schema, `BEGIN`, `LISTEN`).
     public func execute(_ sql: String) throws(StorageError) {
         guard let handle else { throw closedError() }
-        let result = PQexec(handle, sql)
-        defer { PQclear(result) }
+        let result = pq.exec(handle, sql)
+        defer { pq.clear(result) }
         try check(result, context: "statement failed")
     }
 
@@ -180,15 +183,15 @@ public final class PostgresConnection {
         let result = texts.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: UnsafePointer<CChar>?.self) { values in
                 lengths.withUnsafeBufferPointer { lengthBuffer in
-                    PQexecParams(handle, sql, Int32(parameters.count), nil, values.baseAddress, lengthBuffer.baseAddress, nil, 0)
+                    pq.execParams(handle, sql, Int32(parameters.count), nil, values.baseAddress, lengthBuffer.baseAddress, nil, 0)
                 }
             }
         }
-        defer { PQclear(result) }
+        defer { pq.clear(result) }
         try check(result, context: "statement failed")
         guard let result else { return }
-        for index in 0..<PQntuples(result) {
-            try row(PostgresRow(result: result, row: index))
+        for index in 0..<pq.ntuples(result) {
+            try row(PostgresRow(pq: pq, result: result, row: index))
         }
     }
 
@@ -199,17 +202,17 @@ public final class PostgresConnection {
     /// - Throws: `.unavailable` when the connection was lost.
     public func notifications() throws(StorageError) -> [PostgresNotification] {
         guard let handle else { throw closedError() }
-        guard PQconsumeInput(handle) == 1 else {
+        guard pq.consumeInput(handle) == 1 else {
             lost = true
             throw connectionError(context: "cannot read notifications")
         }
         var received: [PostgresNotification] = []
-        while let notification = PQnotifies(handle) {
+        while let notification = pq.notifies(handle) {
             received.append(
                 PostgresNotification(
                     channel: String(cString: notification.pointee.relname), payload: String(cString: notification.pointee.extra),
                     processID: notification.pointee.be_pid))
-            PQfreemem(notification)
+            pq.freemem(notification)
         }
         return received
     }
@@ -217,12 +220,12 @@ public final class PostgresConnection {
     /// The connection's socket (`PQsocket`), to `poll` for notifications; -1 when closed.
     public var socket: Int32 {
         guard let handle else { return -1 }
-        return PQsocket(handle)
+        return pq.socket(handle)
     }
 
     /// Closes the connection (`PQfinish`); later calls fail with `.closed`. Idempotent.
     public func close() {
-        if let handle { PQfinish(handle) }
+        if let handle { pq.finish(handle) }
         handle = nil
     }
 
@@ -230,13 +233,13 @@ public final class PostgresConnection {
 
     /// Throws the error a failed result stands for.
     private func check(_ result: OpaquePointer?, context: String) throws(StorageError) {
-        let status = result.map { PQresultStatus($0) } ?? PGRES_FATAL_ERROR
+        let status = result.map { pq.resultStatus($0) } ?? PGRES_FATAL_ERROR
         switch status {
         case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY: return
         default: break
         }
-        let sqlState = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
-        let primary = result.flatMap { PQresultErrorField($0, Int32(UInt8(ascii: "M"))) }.map { String(cString: $0) }
+        let sqlState = result.flatMap { pq.resultErrorField($0, Int32(UInt8(ascii: "C"))) }.map { String(cString: $0) }
+        let primary = result.flatMap { pq.resultErrorField($0, Int32(UInt8(ascii: "M"))) }.map { String(cString: $0) }
         // A lost connection has no SQLSTATE of its own; libpq marks the connection bad.
         if !isConnected || sqlState.map(Self.isConnectionFailure) == true {
             lost = true
@@ -264,7 +267,7 @@ public final class PostgresConnection {
     }
 
     private func trimmedErrorMessage() -> String {
-        guard let handle, let pointer = PQerrorMessage(handle) else { return "no connection" }
+        guard let handle, let pointer = pq.errorMessage(handle) else { return "no connection" }
         var text = String(cString: pointer)
         while text.last?.isWhitespace == true { text.removeLast() }
         text = text.replacing("\n", with: " ")
@@ -308,23 +311,27 @@ public final class PostgresConnection {
 
     // MARK: Connection strings
 
-    /// Why libpq cannot parse `url` (`PQconninfoParse`), or nil when it can.
+    /// Why libpq cannot parse `url` (`PQconninfoParse`), or nil when it can; what stops libpq
+    /// from loading when it cannot (``LibPQ``).
     public static func syntaxProblem(_ url: String) -> String? {
+        let pq: LibPQ
+        do { pq = try LibPQ.shared() } catch { return error.message }
         var errorMessage: UnsafeMutablePointer<CChar>?
-        guard let options = PQconninfoParse(url, &errorMessage) else {
-            defer { if let errorMessage { PQfreemem(errorMessage) } }
+        guard let options = pq.conninfoParse(url, &errorMessage) else {
+            defer { if let errorMessage { pq.freemem(errorMessage) } }
             var text = errorMessage.map { String(cString: $0) } ?? "cannot parse it"
             while text.last?.isWhitespace == true { text.removeLast() }
             return text
         }
-        PQconninfoFree(options)
+        pq.conninfoFree(options)
         return nil
     }
 
     /// Whether `url` carries a password itself (`user:password@` or `password=`).
     public static func hasInlinePassword(_ url: String) -> Bool {
-        guard let options = PQconninfoParse(url, nil) else { return false }
-        defer { PQconninfoFree(options) }
+        guard let pq = try? LibPQ.shared() else { return false }
+        guard let options = pq.conninfoParse(url, nil) else { return false }
+        defer { pq.conninfoFree(options) }
         var option = options
         while let keyword = option.pointee.keyword {
             if String(cString: keyword) == "password", let value = option.pointee.val, value.pointee != 0 { return true }
@@ -341,14 +348,16 @@ public final class PostgresConnection {
     /// marks secret (its `dispchar` is `*`: `password`, `sslpassword`, …) is left out, and so
     /// is `password` itself whatever libpq says. A URI comes back as a URI
     /// (`postgresql://user@host:port/dbname?option=value`, options in libpq's order), a
-    /// `key=value` string as `key=value` pairs. A string libpq cannot parse is not shown at all.
+    /// `key=value` string as `key=value` pairs. A string libpq cannot parse is not shown at all,
+    /// nor any string while libpq cannot be loaded.
     public static func redacted(_ url: String) -> String {
+        guard let pq = try? LibPQ.shared() else { return unparseable }
         var errorMessage: UnsafeMutablePointer<CChar>?
-        guard let options = PQconninfoParse(url, &errorMessage) else {
-            if let errorMessage { PQfreemem(errorMessage) }
+        guard let options = pq.conninfoParse(url, &errorMessage) else {
+            if let errorMessage { pq.freemem(errorMessage) }
             return unparseable
         }
-        defer { PQconninfoFree(options) }
+        defer { pq.conninfoFree(options) }
         var shown: [(keyword: String, value: String)] = []
         var option = options
         while let keyword = option.pointee.keyword {
@@ -436,10 +445,11 @@ public final class PostgresConnection {
 
 /// One row of a result; valid only inside the `run` callback.
 public struct PostgresRow {
+    let pq: LibPQ
     let result: OpaquePointer
     let row: Int32
 
-    public func isNull(_ column: Int32) -> Bool { PQgetisnull(result, row, column) == 1 }
+    public func isNull(_ column: Int32) -> Bool { pq.getisnull(result, row, column) == 1 }
 
     /// The column as an integer; 0 for NULL or text that is not one.
     public func integer(_ column: Int32) -> Int64 { optionalInteger(column) ?? 0 }
@@ -451,8 +461,8 @@ public struct PostgresRow {
 
     /// The column as text, exactly as stored (by length, not up to a NUL); nil for NULL.
     public func text(_ column: Int32) -> String? {
-        guard !isNull(column), let pointer = PQgetvalue(result, row, column) else { return nil }
-        let count = Int(PQgetlength(result, row, column))
+        guard !isNull(column), let pointer = pq.getvalue(result, row, column) else { return nil }
+        let count = Int(pq.getlength(result, row, column))
         return pointer.withMemoryRebound(to: UInt8.self, capacity: count) { bytes in
             String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
         }
@@ -460,8 +470,8 @@ public struct PostgresRow {
 
     /// A `bytea` column (hex output) as bytes; nil for NULL or a value that is not hex.
     public func bytes(_ column: Int32) -> [UInt8]? {
-        guard !isNull(column), let pointer = PQgetvalue(result, row, column) else { return nil }
-        let count = Int(PQgetlength(result, row, column))
+        guard !isNull(column), let pointer = pq.getvalue(result, row, column) else { return nil }
+        let count = Int(pq.getlength(result, row, column))
         // bytea's hex output form (the session sets bytea_output = 'hex'): `\x` and the digits.
         let text = UnsafeRawBufferPointer(start: pointer, count: count)
         guard count >= 2, text[0] == UInt8(ascii: "\\"), text[1] == UInt8(ascii: "x") else { return nil }

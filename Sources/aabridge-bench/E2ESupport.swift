@@ -102,7 +102,8 @@ enum E2E {
         deinit { try? FileManager.default.removeItem(atPath: directory) }
 
         /// The configuration text for a broker on `port`.
-        func yaml(port: Int, clientID: String = "aabridge-bench", debounceMilliseconds: Int = 500) -> String {
+        /// `relay`: with a `ha_relay` entry (`aabridge_relay/...`) after the others.
+        func yaml(port: Int, clientID: String = "aabridge-bench", debounceMilliseconds: Int = 500, relay: Bool = false) -> String {
             """
             mqtt:
               server: mqtt://127.0.0.1:\(port)
@@ -133,7 +134,7 @@ enum E2E {
               - name: omg
                 format: openmqttgateway
               - name: native
-                format: native
+                format: native\(relay ? "\n  - name: relay\n    format: ha_relay" : "")
             switching:
               placement_debounce_ms: \(debounceMilliseconds)
               availability_timeout_s: 3600

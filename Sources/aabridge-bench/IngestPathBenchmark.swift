@@ -87,7 +87,7 @@ enum IngestPathBenchmark {
     static func measure(count: Int, kind: StreamKind) async throws -> (cpuSeconds: Double, seconds: Double) {
         let workspace = try E2E.Workspace(accessories: accessories, tag: "path")
         let configuration: BridgeConfiguration
-        switch ConfigurationLoader.load(yaml: workspace.yaml(port: 1883)) {
+        switch ConfigurationLoader.load(yaml: workspace.yaml(port: 1883, relay: kind.isRelay)) {
         case .success(let loaded): configuration = loaded
         case .failure(let errors): throw E2E.Failure(errors.description)
         }
@@ -114,7 +114,8 @@ enum IngestPathBenchmark {
         try await handled()
         let known = E2EThroughputBenchmark.Stream(prefix: "home", accessories: accessories, publishers: 4)
         let measured =
-            kind == .known ? known : E2EThroughputBenchmark.Stream(prefix: "home", accessories: accessories, publishers: 4, kind: kind)
+            kind == .known
+            ? known : E2EThroughputBenchmark.Stream(prefix: kind.topicPrefix, accessories: accessories, publishers: 4, kind: kind)
         /// Appends messages `range` of `stream` in chunks, waiting for each to be handled.
         func feed(_ range: Range<Int>, of stream: E2EThroughputBenchmark.Stream) async throws {
             var sent = range.lowerBound

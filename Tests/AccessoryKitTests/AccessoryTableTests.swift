@@ -27,6 +27,9 @@ struct AccessoryTableTests {
                 } else {
                     #expect(model[key] == nil)
                 }
+            case 9 where step % 2 == 0:
+                // Removed through the optional the subscript yields (its `_modify` path).
+                #expect(table[key].take() == model.removeValue(forKey: key))
             default: table[key]? += 10; model[key]? += 10
             }
             #expect(table.count == model.count)
@@ -61,6 +64,57 @@ struct AccessoryTableTests {
         backward.removeValue(forKey: Self.address(7))
         backward[Self.address(99)] = 7
         #expect(forward != backward)
+    }
+
+    @Test("a change through the subscript is made in place: the value's storage is not copied (no copy out and back)")
+    func changedInPlace() {
+        var table = AccessoryTable((1...3).map { (Self.address($0), [Int]()) })
+        for n: UInt64 in 1...3 { table.values[table.index(forKey: Self.address(n))!].reserveCapacity(16) }
+        func storage(_ n: UInt64) -> UnsafeRawPointer? {
+            table.values[table.index(forKey: Self.address(n))!].withUnsafeBufferPointer { UnsafeRawPointer($0.baseAddress) }
+        }
+        let before = storage(2)
+        table[Self.address(2)]?.append(1)
+        table[Self.address(2)]?.append(2)
+        // A copy out of the table would share the buffer, and the append would copy it.
+        #expect(storage(2) == before)
+        #expect(table[Self.address(2)] == [1, 2])
+        #expect(table[Self.address(1)] == [] && table[Self.address(3)] == [])
+    }
+
+    /// Counts its live instances: what the table moves in and out must be neither lost nor doubled.
+    final class Counted {
+        nonisolated(unsafe) static var live = 0
+        let value: Int
+        init(_ value: Int) {
+            self.value = value
+            Self.live += 1
+        }
+        deinit { Self.live -= 1 }
+    }
+
+    @Test("values moved out and back (changed, replaced, removed through the optional) are each released exactly once")
+    func movedValuesReleased() {
+        do {
+            var table = AccessoryTable((1...5).map { (Self.address($0), Counted(Int($0))) })
+            #expect(Counted.live == 5)
+            table[Self.address(2)]? = Counted(20)
+            #expect(Counted.live == 5)
+            #expect(table[Self.address(2)]?.value == 20)
+            _ = table[Self.address(3)].take()
+            _ = table[Self.address(5)].take()
+            _ = table[Self.address(1)].take()
+            #expect(Counted.live == 2)
+            #expect(Set(table.keys) == [Self.address(2), Self.address(4)])
+            #expect(table[Self.address(4)]?.value == 4)
+            _ = table[Self.address(4)].take()
+            _ = table[Self.address(2)].take()
+            #expect(table.isEmpty)
+            #expect(Counted.live == 0)
+            table[Self.address(9)]? = Counted(9)
+            #expect(table.isEmpty && Counted.live == 0)
+        }
+        #expect(Counted.live == 0)
     }
 
     @Test("a copy is a value: changing it leaves the original as it was")

@@ -42,8 +42,25 @@ public struct AccessoryTable<Value> {
     public var isEmpty: Bool { keys.isEmpty }
 
     /// The value of an accessory; setting `nil` removes it.
+    ///
+    /// Changed in place: `table[id]?.field = x` (and every other mutation through the
+    /// subscript) moves the value out of its slot for the change and back, instead of copying
+    /// it out and assigning the copy back.
     public subscript(key: BluetoothAddress) -> Value? {
         get { slots[key].map { values[$0] } }
+        _modify {
+            // Absent, or the only value (whose slot a removal through the yielded optional
+            // could not fill): the copy, as a get and a set would do.
+            guard let slot = slots[key], keys.count > 1 else {
+                var value = self[key]
+                yield &value
+                self[key] = value
+                return
+            }
+            var value: Value? = values.withUnsafeMutableBufferPointer { buffer in (buffer.baseAddress! + slot).move() }
+            defer { restore(&value, slot: slot, key: key) }
+            yield &value
+        }
         set {
             if let newValue {
                 if let slot = slots[key] {
@@ -57,6 +74,30 @@ public struct AccessoryTable<Value> {
                 removeValue(forKey: key)
             }
         }
+    }
+
+    /// Puts back the value `_modify` moved out of `slot`, or (set to nil) removes the key,
+    /// filling the emptied slot first. `keys.count > 1`.
+    private mutating func restore(_ value: inout Value?, slot: Int, key: BluetoothAddress) {
+        if let moved = value.take() {
+            values.withUnsafeMutableBufferPointer { buffer in (buffer.baseAddress! + slot).initialize(to: moved) }
+            return
+        }
+        // The slot is uninitialised: the last value moves into it (unless it is the last), and
+        // the last slot, uninitialised then, gets a copy of another value for removeLast to drop.
+        let last = keys.count - 1
+        values.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            if slot != last { (base + slot).moveInitialize(from: base + last, count: 1) }
+            (base + last).initialize(to: base[0])
+        }
+        slots.removeValue(forKey: key)
+        if slot != last {
+            keys.swapAt(slot, last)
+            slots[keys[slot]] = slot
+        }
+        keys.removeLast()
+        values.removeLast()
     }
 
     /// The slot of an accessory's value in ``values``, nil when it has none. Valid until the

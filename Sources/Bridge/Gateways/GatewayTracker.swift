@@ -113,22 +113,35 @@ struct GatewayTracker {
             guard let added = configured[index].heard.index(forKey: name) else { return (changed, []) }
             position = added
         }
-        configured[index].heard.values[position].lastSeen = time
-        if let area, configured[index].heard.values[position].area != area {
-            configured[index].heard.values[position].area = area
-            changed = true
-        }
-        if configured[index].heard.values[position].state != "online" {
-            configured[index].heard.values[position].state = "online"
-            changed = true
-        }
-        if let lookalikeFloodUntil { configured[index].heard.values[position].floodUntil = lookalikeFloodUntil }
-        configured[index].heard.values[position].window.count(
-            withManufacturerData: withManufacturerData, attributed: attributed, at: time)
+        // In place: reading `values[position].field` would copy the whole `Heard` each time.
+        changed =
+            Self.count(
+                &configured[index].heard.values[position], withManufacturerData: withManufacturerData, attributed: attributed,
+                lookalikeFloodUntil: lookalikeFloodUntil, at: time, area: area) || changed
         configured[index].totals.advertisements += 1
         if withManufacturerData { configured[index].totals.withManufacturerData += 1 }
         if attributed { configured[index].totals.attributed += 1 }
         return (changed, evaluate(at: position, through: index, at: time))
+    }
+
+    /// One advertisement's figures on its gateway; true when its area or state changed.
+    private static func count(
+        _ heard: inout Heard, withManufacturerData: Bool, attributed: Bool, lookalikeFloodUntil: Timestamp?, at time: Timestamp,
+        area: String?
+    ) -> Bool {
+        var changed = false
+        heard.lastSeen = time
+        if let area, heard.area != area {
+            heard.area = area
+            changed = true
+        }
+        if heard.state != "online" {
+            heard.state = "online"
+            changed = true
+        }
+        if let lookalikeFloodUntil { heard.floodUntil = lookalikeFloodUntil }
+        heard.window.count(withManufacturerData: withManufacturerData, attributed: attributed, at: time)
+        return changed
     }
 
     /// The Apple accessories without an IRK changed: the ESPresense gateways' problems follow
@@ -161,16 +174,31 @@ struct GatewayTracker {
     }
 
     private mutating func evaluate(at position: Dictionary<String, Heard>.Index, through index: Int, at time: Timestamp?) -> [Appeared] {
-        let window = configured[index].heard.values[position].window
-        let lastSeen = configured[index].heard.values[position].lastSeen
-        let minute = window.lastMinute(at: time ?? lastSeen ?? Timestamp(milliseconds: 0))
+        let format = configured[index].format
+        let needsIRK = !needingIRK.isEmpty && format == .espresense
+        guard
+            let changed = Self.problems(
+                &configured[index].heard.values[position], relay: format == .haRelay, needsIRK: needsIRK, at: time)
+        else { return [] }
+        problemsChanged = true
+        let name = configured[index].heard.keys[position]
+        return changed.now.filter { !changed.before.contains($0) }.map {
+            Appeared(gateway: name, problem: $0, message: $0.message(needingIRK: needingIRK))
+        }
+    }
+
+    /// A heard gateway's problems at `time` (`relay`: heard through a relay entry), set on it
+    /// when they changed: then the new and the previous ones, else nil. Reads the gateway in
+    /// place (a copy of `Heard` per field read was most of a message's cost here).
+    private static func problems(
+        _ heard: inout Heard, relay: Bool, needsIRK: Bool, at time: Timestamp?
+    ) -> (now: [GatewayProblem], before: [GatewayProblem])? {
+        let lastSeen = heard.lastSeen
+        let minute = heard.window.lastMinute(at: time ?? lastSeen ?? Timestamp(milliseconds: 0))
         let noData = minute.advertisements >= GatewayProblem.minimumAdvertisements && minute.withManufacturerData == 0
-        let needsIRK = !needingIRK.isEmpty && configured[index].format == .espresense
-        let flood = configured[index].heard.values[position].floodUntil.map { $0 > (time ?? lastSeen ?? $0) } ?? false
+        let flood = heard.floodUntil.map { $0 > (time ?? lastSeen ?? $0) } ?? false
         // A relay's scanner says so itself (its status), or its heartbeat stops.
-        let relay = configured[index].format == .haRelay
-        let offline = relay && configured[index].heard.values[position].state == "offline"
-        let before = configured[index].heard.values[position].problems
+        let offline = relay && heard.state == "offline"
         let silent: Bool
         if !relay || offline {
             silent = false
@@ -178,25 +206,21 @@ struct GatewayTracker {
             silent = time.milliseconds(since: lastSeen) >= GatewayProblem.silentMilliseconds
         } else {
             // Without a time (an IRK changed) silence is what it was.
-            silent = before.contains(.relaySilent)
+            silent = heard.problems.contains(.relaySilent)
         }
-        let sourceProblem = configured[index].heard.values[position].sourceProblem
         // The common case, nothing wrong before or now, allocates nothing.
-        if before.isEmpty && !noData && !needsIRK && !offline && !silent && !flood && sourceProblem == nil { return [] }
+        if heard.problems.isEmpty && !noData && !needsIRK && !offline && !silent && !flood && heard.sourceProblem == nil { return nil }
         var problems: [GatewayProblem] = []
-        if let sourceProblem { problems.append(sourceProblem) }
+        if let sourceProblem = heard.sourceProblem { problems.append(sourceProblem) }
         if noData { problems.append(.noManufacturerData) }
         if needsIRK { problems.append(.espresenseNeedsIRK) }
         if silent { problems.append(.relaySilent) }
         if offline { problems.append(.scannerOffline) }
         if flood { problems.append(.lookalikeFlood) }
-        guard problems != before else { return [] }
-        configured[index].heard.values[position].problems = problems
-        problemsChanged = true
-        let name = configured[index].heard.keys[position]
-        return problems.filter { !before.contains($0) }.map {
-            Appeared(gateway: name, problem: $0, message: $0.message(needingIRK: needingIRK))
-        }
+        guard problems != heard.problems else { return nil }
+        let before = heard.problems
+        heard.problems = problems
+        return (problems, before)
     }
 
     /// Every heard gateway: the entry it was heard through and its name, in payload order.

@@ -50,7 +50,8 @@ final class MQTTGatewaySource: RuntimeComponent {
     func handle(_ message: MQTTMessage, tag: Int, at now: Timestamp, _ context: ComponentContext) async {
         var intake = context
         let heard = telemetry.take(message.topic, message.payload, retained: message.retain, tag: tag, at: now, into: &intake)
-        await context.apply(heard.outcome, at: now)
+        // Nobody's advertisement comes to nothing to apply: no suspension point for it.
+        if !heard.outcome.isEmpty { await context.apply(heard.outcome, at: now) }
         if let notice = heard.notice { context.logger.info(notice) }
         warn(heard.appeared, context)
         if heard.gatewaysChanged { publishGateways(at: now, context) }

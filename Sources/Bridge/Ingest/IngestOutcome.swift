@@ -46,7 +46,9 @@ struct IngestOutcome: Sequence {
 
     var isEmpty: Bool { first == nil }
 
-    func makeIterator() -> Iterator { Iterator(first: first, more: more.makeIterator()) }
+    /// Consuming: the loop iterates an outcome it owns, so the actions move into the iterator
+    /// instead of being copied (each copy retained the sighting's arrays and strings).
+    consuming func makeIterator() -> Iterator { Iterator(first: first, more: more.makeIterator()) }
 
     /// The inline action, then the rest: iterating allocates nothing.
     struct Iterator: IteratorProtocol {
@@ -54,10 +56,8 @@ struct IngestOutcome: Sequence {
         fileprivate var more: IndexingIterator<[Action]>
 
         mutating func next() -> Action? {
-            if let action = first {
-                first = nil
-                return action
-            }
+            // Moved out, not copied and then cleared.
+            if let action = first.take() { return action }
             return more.next()
         }
     }

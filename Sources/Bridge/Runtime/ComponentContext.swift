@@ -95,7 +95,11 @@ struct ComponentContext {
     /// What Ingest made of something a source heard, carried out (in a cluster, by the
     /// instance that owns the accessory): the sighting through the output step, the refusals
     /// counted, the lines logged.
-    func apply(_ outcome: IngestOutcome, at now: Timestamp) async { await stages.apply(outcome, at: now) }
+    /// Nothing to do for an empty outcome (nobody's advertisement): no async call for it.
+    func apply(_ outcome: consuming IngestOutcome, at now: Timestamp) async {
+        guard !outcome.isEmpty else { return }
+        await stages.apply(outcome, at: now)
+    }
 
     // MARK: - Hooks a few components need
 

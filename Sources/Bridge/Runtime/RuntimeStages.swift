@@ -83,7 +83,7 @@ final class RuntimeStages {
     }
 
     /// Carries out what Ingest decided for one message, in order.
-    func apply(_ outcome: IngestOutcome, at now: Timestamp) async {
+    func apply(_ outcome: consuming IngestOutcome, at now: Timestamp) async {
         for action in outcome {
             switch action {
             case .telemetry(let input, let context, let refresh, let announcement):
