@@ -63,11 +63,16 @@ let package = Package(
         // the tests and the benchmarks start, and the tools `report-sources` runs.
         .target(name: "LocalProcess"),
         .target(name: "TestSupport", dependencies: ["MQTT", "LocalProcess"], path: "Tests/TestSupport"),
+        // Two layers (docs/testing.md): the unit layer, which starts no process and opens no socket
+        // (scripts/test --quick; scripts/lib/test-layers.bash lists its targets: the *UnitTests
+        // targets and the wholly pure AccessoryKitTests, TelemetryTests, JSONTests and
+        // ConfigurationTests), and the integration layer, every other test target.
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "AccessoryKitTests", dependencies: ["AccessoryKit", "TestSupport"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "AccessoryKit", "TestSupport"]),
         .testTarget(name: "StorageTests", dependencies: ["Storage", "LocalProcess"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "LocalProcess", "TestSupport"]),
+        .testTarget(name: "MQTTUnitTests", dependencies: ["MQTT", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),
         .testTarget(name: "AccessoryLinkTests", dependencies: ["AccessoryLink"]),
         .testTarget(name: "ConfigurationTests", dependencies: ["Configuration", "JSON", "TestSupport"]),
@@ -77,6 +82,8 @@ let package = Package(
         .testTarget(
             name: "BridgeTests",
             dependencies: ["Bridge", "Configuration", "HomeAssistant", "HTTPServer", "JSON", "LocalProcess", "TestSupport"]),
+        .testTarget(
+            name: "BridgeUnitTests", dependencies: ["Bridge", "AccessoryKit", "Configuration", "HTTPServer", "JSON", "Telemetry"]),
     ]
 )
 

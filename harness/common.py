@@ -373,36 +373,30 @@ ACME_HEADPHONES = {"name": "Acme Studio Headphones", "hardware": "overEarHeadpho
                    "descriptor": {"bluetooth_service_uuid": '"FE2C"', "bluetooth_name_substring": '"Acme"'}}
 
 
-def _block(name, fields, indent="  "):
-    """`name:` and its fields ({key: value or {key: value}}), values written as given (YAML)."""
-    lines = [f"{name}:"]
+def _fields(fields, first, lead):
+    """YAML lines of a mapping ({key: value or {key: value}}, values written as given, None left
+    out): the first key after `first`, the others after `lead`, nested keys two deeper."""
+    lines = []
     for key, value in fields.items():
         if value is None:
             continue
+        prefix, first = first, lead
         if isinstance(value, dict):
-            lines.append(f"{indent}{key}:")
-            lines += [f"{indent}  {k}: {v}" for k, v in value.items() if v is not None]
+            lines.append(f"{prefix}{key}:")
+            lines += [f"{lead}  {k}: {v}" for k, v in value.items() if v is not None]
         else:
-            lines.append(f"{indent}{key}: {value}")
-    return "\n".join(lines) + "\n"
+            lines.append(f"{prefix}{key}: {value}")
+    return lines
+
+
+def _block(name, fields):
+    """`name:` and its fields."""
+    return "\n".join([f"{name}:"] + _fields(fields, "  ", "  ")) + "\n"
 
 
 def _items(name, entries):
-    """`name:` and a list of mappings (each {key: value or {key: value}})."""
-    lines = [f"{name}:"]
-    for entry in entries:
-        first = True
-        for key, value in entry.items():
-            if value is None:
-                continue
-            lead = "  - " if first else "    "
-            first = False
-            if isinstance(value, dict):
-                lines.append(f"{lead}{key}:")
-                lines += [f"      {k}: {v}" for k, v in value.items() if v is not None]
-            else:
-                lines.append(f"{lead}{key}: {value}")
-    return "\n".join(lines) + "\n"
+    """`name:` and a list of mappings."""
+    return "\n".join([f"{name}:"] + [line for entry in entries for line in _fields(entry, "  - ", "    ")]) + "\n"
 
 
 def bridge_config(port, storage, *, client_id="aabridge-harness", user=None, reconnect_max=2, password_line="",

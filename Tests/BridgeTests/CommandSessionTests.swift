@@ -11,13 +11,19 @@ import Testing
 /// behind, with its QoS 1 subscriptions, for the broker's `persistent_client_expiration`.
 @Suite("Command clients leave nothing behind at the broker")
 struct CommandSessionTests {
+    /// Until two more `$SYS` rounds reached `observer` (`$SYS/broker/uptime` changes every
+    /// round): the `$SYS` figures it holds then count what happened before the call.
+    static func settle(_ observer: Observer) async {
+        let rounds = observer.messages(on: "$SYS/broker/uptime").count
+        _ = await observer.waitFor("$SYS/broker/uptime", after: rounds + 1)
+    }
+
     /// The broker's `$SYS/broker/clients/<name>` figure (connected and disconnected sessions:
-    /// `total`; only the disconnected ones: `disconnected`) as `observer` last received it, two
-    /// `sys_interval`s after the call, so that it counts what happened before. Mosquitto
-    /// publishes a figure (retained) only when it changed: the last one received is the current.
-    static func clients(_ name: String, observer: Observer) async throws -> Int? {
-        try await Task.sleep(for: .seconds(2))
-        return observer.messages(on: "$SYS/broker/clients/\(name)").last.flatMap { Int($0.payloadString) }
+    /// `total`; only the disconnected ones: `disconnected`) as `observer` last received it.
+    /// Mosquitto publishes a figure (retained) only when it changed: the last one received is the
+    /// current.
+    static func clients(_ name: String, observer: Observer) -> Int? {
+        observer.messages(on: "$SYS/broker/clients/\(name)").last.flatMap { Int($0.payloadString) }
     }
 
     @Test("20 healthchecks against a running bridge: every one healthy, and the broker holds as many sessions as before")
@@ -29,15 +35,17 @@ struct CommandSessionTests {
         let database = directory.appendingPathComponent("aabridge.sqlite3").path
         try BridgeHarness.yaml(server: broker.url, database: database).write(toFile: config, atomically: true, encoding: .utf8)
         let observer = try await Observer(
-            broker: broker, subscribe: ["aabridge/bridge/state", "$SYS/broker/clients/total", "$SYS/broker/clients/disconnected"])
+            broker: broker,
+            subscribe: ["aabridge/bridge/state", "$SYS/broker/clients/total", "$SYS/broker/clients/disconnected", "$SYS/broker/uptime"])
         let bridge = try ChildProcess(
             path: try ExecutableTests.executable, arguments: ["run", "--config", config],
             output: directory.appendingPathComponent("bridge.log").path)
         defer { bridge.stop() }
         #expect(await observer.waitFor("aabridge/bridge/state") { $0["state"] == "online" } != nil)
 
-        let total = try #require(try await Self.clients("total", observer: observer))
-        let disconnected = try #require(try await Self.clients("disconnected", observer: observer))
+        await Self.settle(observer)
+        let total = try #require(Self.clients("total", observer: observer))
+        let disconnected = try #require(Self.clients("disconnected", observer: observer))
         #expect(total >= 2, "the bridge and the observer: \(total)")
         for run in 1...20 {
             let output = directory.appendingPathComponent("healthcheck-\(run).txt").path
@@ -46,8 +54,9 @@ struct CommandSessionTests {
             let status = await check.wait(timeout: .seconds(20))
             #expect(status == 0, "healthcheck \(run): \((try? String(contentsOfFile: output, encoding: .utf8)) ?? "")")
         }
-        let totalAfter = try await Self.clients("total", observer: observer)
-        let disconnectedAfter = try await Self.clients("disconnected", observer: observer)
+        await Self.settle(observer)
+        let totalAfter = Self.clients("total", observer: observer)
+        let disconnectedAfter = Self.clients("disconnected", observer: observer)
         #expect(
             totalAfter == total, "sessions at the broker: \(total) before 20 healthchecks, \(totalAfter.map { "\($0)" } ?? "none") after")
         #expect(

@@ -48,8 +48,9 @@ struct HTTPConsoleTests {
                 body: Array(#"{"id":"\#(Fixture.airPods)","name":"Hall AirPods"}"#.utf8))
             #expect(renamed.status == 200)
             await observer.waitFor("aabridge/accessory/\(Fixture.airPodsTopic)") { $0["name"] == "Hall AirPods" }
-            // ...but its answer went to the HTTP caller only.
-            try await Task.sleep(for: .milliseconds(300))
+            // ...but its answer went to the HTTP caller only (a request after it is answered after
+            // anything the rename published).
+            _ = try await observer.request("health")
             let published = observer.json(on: "aabridge/bridge/response/accessory/rename")
             #expect(published.count == 2, "only the two MQTT requests were answered on MQTT: \(published)")
             #expect(!published.contains { $0["transaction"] == "http-1" })

@@ -144,7 +144,7 @@ struct HeadTrackingFlowTests {
             let refusedBefore = Self.value(try await Self.metrics(port), "aabridge_head_tracking_refusals_dropped_total")
             for _ in 0..<20 { try await observer.publish(telemetry, #"{"imu":"0102"}"#) }
             await observer.waitFor(error, after: errorsBefore) { $0["code"] == "notActivated" }
-            try await Task.sleep(for: .milliseconds(300))
+            _ = try await observer.request("health") // answered after the 20 frames were handled
             let published = observer.messages(on: error).count - errorsBefore
             let refusedAfter = Self.value(try await Self.metrics(port), "aabridge_head_tracking_refusals_dropped_total")
             #expect(published >= 1 && published <= 2, "one error a second: \(published)")
@@ -167,8 +167,7 @@ struct HeadTrackingFlowTests {
             let errorsAtRemoval = observer.messages(on: error).count
             try await Task.sleep(for: .milliseconds(1_100))
             try await observer.publish(telemetry, #"{"imu":"0102"}"#)
-            _ = try await observer.request("health")
-            try await Task.sleep(for: .milliseconds(200))
+            _ = try await observer.request("health") // answered after the frame was handled
             #expect(observer.messages(on: imu).count == imuBefore)
             #expect(observer.messages(on: error).count == errorsAtRemoval)
         }

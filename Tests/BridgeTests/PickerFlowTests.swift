@@ -80,7 +80,7 @@ struct PickerFlowTests {
             // Now authorized: heard again, it is no candidate of a new picker.
             #expect(try await observer.request("picker/show", #""products":["AirPods Pro"]"#)["status"] == "ok")
             try await observer.publish(Fixture.advertisementTopic, Fixture.advertisementPayload)
-            try await Task.sleep(for: .milliseconds(300))
+            _ = try await observer.request("health") // answered after the advertisement was handled
             #expect(observer.json(on: Self.picker).last?["candidates"] == [])
             #expect(observer.eventTypes.filter { $0 == "accessoryDiscovered" }.count == 1)
             #expect(try await observer.request("picker/dismiss")["status"] == "ok")

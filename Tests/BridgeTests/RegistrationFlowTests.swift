@@ -256,7 +256,8 @@ struct RegistrationFlowTests {
             // A subscriber arriving now sees no retained state for it.
             let late = try await Observer(broker: harness.broker)
             await late.waitFor("aabridge/bridge/accessories")
-            try await Task.sleep(for: .milliseconds(200))
+            // The retained messages come with the subscription, before any answer to a request.
+            _ = try await late.request("health")
             #expect(late.messages(on: topic).isEmpty, "got \(late.messages(on: topic).map(\.payloadString))")
             #expect(late.json(on: "aabridge/bridge/accessories").last?.arrayValue?.count == 2)
             await late.disconnect()

@@ -172,10 +172,8 @@ struct SecurityTests {
         let output = setup.directory.appendingPathComponent("stderr.txt").path
         let process = try ChildProcess(path: try ExecutableTests.executable, arguments: ["run", "--config", configFile], output: output)
         // Until the refusal is reported (the log level is debug), at most 20 s.
-        for _ in 0..<200 {
-            let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-            if text.contains("MQTT:") { break }
-            try await Task.sleep(for: .milliseconds(100))
+        _ = await eventually(timeout: .seconds(20)) {
+            ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("MQTT:")
         }
         process.stop()
         let validate = setup.directory.appendingPathComponent("validate.txt").path

@@ -44,8 +44,8 @@ import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "chaos"))
-from harness import check as record, free_port, listening, summary, wait_for  # noqa: E402
+sys.path.insert(0, os.path.join(ROOT, "harness"))
+from common import check as record, free_port, listening, summary, wait_for  # noqa: E402
 
 
 def check(name, ok, detail=""):
