@@ -241,4 +241,25 @@ struct RotationFollowerTests {
         _ = strict.unknown(decoy, profile: Self.airPods, gateway: "kitchen", now: Self.at(11))
         #expect(Self.advertise(&strict, Self.newAddress, from: 11, to: 20)?.0 != .follow(Self.alice))
     }
+
+    /// Two pairs fall silent together; one was heard every 0.3 s, the other every 2.5 s (a
+    /// loaded gateway), so the second needs 5 s of silence to count as rotated. The new address
+    /// 3 s later must not go to the first just because its silence was enough sooner.
+    @Test("a second accessory that fits but for its longer silence is waited for: ambiguous, never the first one's")
+    func waitsForTheSlowerPair() {
+        var follower = RotationFollower(availabilityMilliseconds: 120_000)
+        for tenth in stride(from: 0, through: 60, by: 3) {
+            follower.heard(Self.alice, at: Self.alice, profile: Self.airPods, gateway: "kitchen", now: Self.at(Double(tenth) / 10))
+        }
+        for second in stride(from: 1.0, through: 6.0, by: 2.5) {
+            follower.heard(Self.bob, at: Self.bob, profile: Self.airPods, gateway: "kitchen", now: Self.at(second))
+        }
+        var decisions: [RotationFollower.Decision] = []
+        for tenth in stride(from: 63, through: 120, by: 3) {
+            let decision = follower.unknown(Self.newAddress, profile: Self.airPods, gateway: "kitchen", now: Self.at(Double(tenth) / 10))
+            if decision != .none { decisions.append(decision) }
+        }
+        #expect(!decisions.contains(.follow(Self.alice)) && !decisions.contains(.follow(Self.bob)), "\(decisions)")
+        #expect(decisions.contains { if case .ambiguous = $0 { true } else { false } }, "\(decisions)")
+    }
 }

@@ -206,6 +206,12 @@ struct RotationFollower {
 
         let fitting = tracks.filter { fits($0.value, candidate, now: now) }.keys.sorted()
         guard let id = fitting.first else { return .none }
+        // Another accessory that fits but for its silence (one heard less often needs a longer
+        // one) is waited for: two pairs fallen silent together would otherwise go to whichever
+        // was heard more often, a guess.
+        if tracks.contains(where: { !fitting.contains($0.key) && fits($0.value, candidate, now: now, silenceAside: true) }) {
+            return .none
+        }
         if fitting.count > 1 {
             return report(
                 address, now: now,
@@ -232,11 +238,12 @@ struct RotationFollower {
     static let longestWindowMilliseconds = max(windowMilliseconds, 3 * maximumIntervalMilliseconds + settleMilliseconds)
 
     /// Whether the candidate could be this accessory's next address (the rule on the type).
-    private func fits(_ track: Track, _ candidate: Candidate, now: Timestamp) -> Bool {
+    /// - Parameter silenceAside: whether it fits but for having been silent long enough.
+    private func fits(_ track: Track, _ candidate: Candidate, now: Timestamp, silenceAside: Bool = false) -> Bool {
         let silence = now.milliseconds(since: track.lastHeard)
         guard track.profile.fits(candidate.profile),
             candidate.firstSeen.milliseconds(since: track.lastHeard) >= -Self.overlapMilliseconds,
-            silence >= track.silence, silence <= availabilityMilliseconds,
+            silenceAside || silence >= track.silence, silence <= availabilityMilliseconds,
             now.milliseconds(since: candidate.firstSeen) <= track.window
         else { return false }
         return candidate.gateways.contains { gateway in
