@@ -463,7 +463,10 @@ struct Ingest {
         outcome: inout IngestOutcome
     ) {
         let engine = engine
-        let verdict = probation.heard(address, profile: ProximityProfile(model: pairing.model, colour: pairing.colour), at: now) { id in
+        let verdict = probation.heard(
+            address, profile: ProximityProfile(model: pairing.model, colour: pairing.colour), at: now,
+            holds: { id, attached in engine.followedAddress(of: id) == attached && engine.followedAttribution(of: id) == .reattached }
+        ) { id in
             engine.advertiser(id)?.keys.encryptionKey.map { pairing.decrypted(with: $0) != nil }
         }
         guard case .undo(let id, let attached, let rival, let proven) = verdict else { return }

@@ -66,14 +66,23 @@ struct ReattachProbation {
     }
 
     /// A proximity-pairing advertisement from an address nobody has.
-    /// - Parameter decrypts: for an accessory on trial, nil when it has no encryption key, else
-    ///   whether this advertisement's payload decrypts with it.
+    /// - Parameters:
+    ///   - holds: whether the engine has the accessory re-attached to that address (it may not
+    ///     have taken the re-attachment, or a person changed it since): a trial it does not hold
+    ///     ends, so nothing is undone that was not done.
+    ///   - decrypts: for an accessory on trial, nil when it has no encryption key, else whether
+    ///     this advertisement's payload decrypts with it.
     mutating func heard(
-        _ address: BluetoothAddress, profile: ProximityProfile, at now: Timestamp, decrypts: (BluetoothAddress) -> Bool?
+        _ address: BluetoothAddress, profile: ProximityProfile, at now: Timestamp,
+        holds: (_ id: BluetoothAddress, _ address: BluetoothAddress) -> Bool, decrypts: (BluetoothAddress) -> Bool?
     ) -> Verdict? {
         expire(at: now)
         for id in trials.keys.sorted() {
             guard var trial = trials[id], trial.profile == profile, trial.address != address else { continue }
+            guard holds(id, trial.address) else {
+                trials[id] = nil
+                continue
+            }
             let proven: Bool
             switch decrypts(id) {
             case true?:
