@@ -99,21 +99,45 @@ struct PlacementFilterTests {
         #expect(filter.windowMilliseconds == PlacementFilter.longestWindowMilliseconds)
     }
 
+    /// The order CI met (issue 49's replay-flapping scenario): at each half second the engine's
+    /// tick and the next frame come in either order, so some pending changes are cancelled and
+    /// some commit a second or more after the last. Every order is bounded.
+    @Test func contradictingSourcesCannotMakeItFlapInAnyOrder() {
+        var filter = PlacementFilter(debounceMilliseconds: 500, committed: .offHead)
+        var commits = 0
+        var seed: UInt64 = 49
+        for step in Int64(0)..<240 {
+            let now = at(step * 500)
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let tickFirst = seed >> 63 == 1
+            let reading: AccessoryControlDevice.Placement = step % 2 == 0 ? .offHead : .inEar
+            if tickFirst, filter.tick(at: now) != nil { commits += 1 }
+            if filter.observe(reading, at: now) != nil { commits += 1 }
+            if !tickFirst, filter.tick(at: now) != nil { commits += 1 }
+        }
+        #expect(commits <= 6, "two minutes of 1 Hz against 1 Hz")
+        #expect(filter.windowMilliseconds == PlacementFilter.longestWindowMilliseconds)
+    }
+
     @Test func aQuietSpellBringsTheDebounceBack() {
         var filter = PlacementFilter(debounceMilliseconds: 500, committed: .offHead)
+        // A wobble: only restarts the window.
         _ = filter.observe(.inEar, at: at(0))
-        #expect(filter.tick(at: at(500)) == .inEar)
-        _ = filter.observe(.offHead, at: at(500))
-        // Reversed half a second after the last commit: contested.
-        #expect(filter.tick(at: at(1_000)) == .offHead)
+        _ = filter.observe(.offHead, at: at(100))
+        #expect(!filter.isContested)
+        // Then a change reversed half a second after it committed: the second contradiction.
+        _ = filter.observe(.inEar, at: at(200))
+        #expect(filter.tick(at: at(700)) == .inEar)
+        _ = filter.observe(.offHead, at: at(700))
+        #expect(filter.tick(at: at(1_200)) == .offHead)
         #expect(filter.windowMilliseconds == PlacementFilter.contestedMinimumMilliseconds)
         // Within the contested window a change needs the longer hold.
-        _ = filter.observe(.inEar, at: at(1_100))
-        #expect(filter.tick(at: at(1_600)) == nil)
-        #expect(filter.tick(at: at(2_100)) == .inEar)
-        // Two windows after the last contradiction: the debounce again.
-        _ = filter.observe(.offHead, at: at(9_000))
+        _ = filter.observe(.inEar, at: at(1_300))
+        #expect(filter.tick(at: at(1_800)) == nil)
+        #expect(filter.tick(at: at(2_300)) == .inEar)
+        // After a quiet spell: the debounce again.
+        _ = filter.observe(.offHead, at: at(20_000))
         #expect(!filter.isContested)
-        #expect(filter.tick(at: at(9_500)) == .offHead)
+        #expect(filter.tick(at: at(20_500)) == .offHead)
     }
 }

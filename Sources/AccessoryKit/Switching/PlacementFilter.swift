@@ -5,13 +5,15 @@
 /// placement never produces an update. Commits are optimistic: when the update
 /// they cause fails, `revert(to:)` restores the state before it.
 ///
-/// Readings that contradict each other double the window: a commit reversing one made less than
-/// two windows before and, once that happened, a pending change cancelled or replaced by
-/// another reading (a single wobble inside the window only restarts it), up to ``longestWindowMilliseconds``: two sources saying
-/// opposite things, such as an accessory's real frames and replayed ones with the clear status
-/// changed (identity.md, "What someone in radio range can do"), cannot make placement flip
-/// faster than that. A quiet spell of twice the window without a contradiction brings the window
-/// back to the debounce. A debounce of 0 means every reading commits at once: nothing is held.
+/// Readings that contradict each other lengthen the window. A contradiction is a pending change
+/// cancelled or replaced by another reading, or a commit less than ``flapSpanMilliseconds``
+/// after the one before; the second within that span doubles the window, and every one after
+/// it again, up to ``longestWindowMilliseconds`` (a single wobble only restarts the window). So
+/// two sources saying opposite things, such as an accessory's real frames and replayed ones with
+/// the clear status changed (identity.md, "What someone in radio range can do"), cannot make
+/// placement flip faster than that, in whatever order their readings and the deadlines come. A
+/// quiet spell (no contradiction for twice the window, and at least the span) brings the
+/// debounce back. A debounce of 0 means every reading commits at once: nothing is held.
 public struct PlacementFilter: Hashable, Sendable {
     /// The debounce window; 0 commits immediately.
     public let debounceMilliseconds: Int64
@@ -25,6 +27,8 @@ public struct PlacementFilter: Hashable, Sendable {
     public private(set) var windowMilliseconds: Int64
     /// When a reading last contradicted a pending change or a recent commit.
     public private(set) var lastContradiction: Timestamp?
+    /// Two contradictions within this span are contested readings, not a wobble.
+    public static let flapSpanMilliseconds: Int64 = 10_000
     /// When the last change was committed.
     private var lastCommit: Timestamp?
 
@@ -46,19 +50,19 @@ public struct PlacementFilter: Hashable, Sendable {
     /// Feeds a raw reading.
     /// - Returns: a placement to send as an update now, if one is committed.
     public mutating func observe(_ placement: AccessoryControlDevice.Placement, at now: Timestamp) -> AccessoryControlDevice.Placement? {
-        if let lastContradiction, now.milliseconds(since: lastContradiction) > 2 * windowMilliseconds {
+        if let lastContradiction, now.milliseconds(since: lastContradiction) > max(2 * windowMilliseconds, Self.flapSpanMilliseconds) {
             windowMilliseconds = debounceMilliseconds
             self.lastContradiction = nil
         }
         if placement == committed {
-            if pending != nil && isContested { contradicted(at: now) }
+            if pending != nil { contradicted(at: now) }
             pending = nil
             pendingSince = nil
             return nil
         }
         if pending != placement {
             // A third value replacing a pending one contradicts it too.
-            if pending != nil && isContested { contradicted(at: now) }
+            if pending != nil { contradicted(at: now) }
             pending = placement
             pendingSince = now
         }
@@ -73,7 +77,7 @@ public struct PlacementFilter: Hashable, Sendable {
         pendingSince = nil
         // Flipping back this soon is two sources disagreeing, or a reading on the edge: the next
         // change has to hold longer.
-        if let lastCommit, now.milliseconds(since: lastCommit) < 2 * windowMilliseconds { contradicted(at: now) }
+        if let lastCommit, now.milliseconds(since: lastCommit) < Self.flapSpanMilliseconds { contradicted(at: now) }
         lastCommit = now
         return pending
     }
@@ -92,7 +96,8 @@ public struct PlacementFilter: Hashable, Sendable {
 
     private mutating func contradicted(at now: Timestamp) {
         guard debounceMilliseconds > 0 else { return }
-        lastContradiction = now
+        defer { lastContradiction = now }
+        guard let last = lastContradiction, now.milliseconds(since: last) <= Self.flapSpanMilliseconds else { return }
         windowMilliseconds = min(Self.longestWindowMilliseconds, max(Self.contestedMinimumMilliseconds, 2 * windowMilliseconds))
     }
 }
