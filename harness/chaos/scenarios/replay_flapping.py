@@ -69,7 +69,7 @@ def run(ctx):
         carol = placements(states(recorder, CAROL_T)[carol_start - 1:])
         changes = max(0, len(alice) - 1)
         # The review (8fb8ac2, debounce 500 ms): 29 of 57 states in ear, about one change a
-        # second. Each reversal doubles the window (1 s, 2 s, ... 30 s), so a change needs a
+        # second. Each contradiction after the first doubles the window (1 s, 2 s, ... 30 s), so a change needs a
         # hold twice as long as the last: a few at the start on a jittery stream, then none.
         bound = 2 + math.ceil(math.log2(seconds))
         figure(f"{NAME}: without keys, {changes} placement changes in {seconds} s of 1 Hz real against 1 Hz replayed "
