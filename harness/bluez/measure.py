@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Instructions per advertisement on the bluez path (docs/performance.md, issues 51 and 53).
 
-    scripts/measure-bluez-path [--binary PATH] [--counts 100,1100] [--runs 1]
+    scripts/measure-bluez-path [--binary PATH] [--counts 100,1100] [--runs 1] [--keep DIR]
 
 For each count N: python-dbusmock's BlueZ on a private bus (Tests/BlueZ/bluez_mock.py: its
 own dbus-daemon, adapter hci0), mosquitto on a free 127.0.0.1 port, and `aabridge run` (a
@@ -124,10 +124,13 @@ def main():
     parser.add_argument("--binary", default=os.path.join(common.ROOT, ".build", "release", "aabridge"))
     parser.add_argument("--counts", default="100,1100")
     parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--keep", help="a directory to keep the callgrind files in (callgrind_annotate)")
     options = parser.parse_args()
     counts = [int(c) for c in options.counts.split(",")]
     binary = os.path.abspath(options.binary)
-    with tempfile.TemporaryDirectory(prefix="aabridge-bluez-path-") as workdir:
+    with tempfile.TemporaryDirectory(prefix="aabridge-bluez-path-") as scratch:
+        workdir = os.path.abspath(options.keep) if options.keep else scratch
+        os.makedirs(workdir, exist_ok=True)
         library = shim(workdir)
         for run in range(options.runs):
             print(f"run {run + 1}: {binary}", flush=True)
