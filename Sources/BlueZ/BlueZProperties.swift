@@ -20,7 +20,8 @@ struct BlueZProperties {
     /// Whether it says something heard: an advertisement's data or its signal.
     var heardSomething: Bool { rssi != nil || manufacturerData != nil || serviceData != nil }
 
-    /// Reads the `a{sv}` at the reader's position.
+    /// Reads the `a{sv}` at the reader's position. Each name is compared where sd-bus holds
+    /// it (no `String` is made of it); a property not listed here is skipped whole.
     init(_ reader: DBusReader) {
         guard reader.enter(DBusReader.Code.array, "{sv}") else {
             reader.skip()
@@ -29,24 +30,32 @@ struct BlueZProperties {
         var left = 256
         while left > 0, reader.enter(DBusReader.Code.dictEntry, "sv") {
             left -= 1
-            if let key = reader.string() { read(key, reader) }
+            if let key = reader.cString() { read(key, reader) }
             reader.exit()
         }
         reader.exit()
     }
 
-    private mutating func read(_ key: String, _ reader: DBusReader) {
-        switch key {
-        case "Address":
+    private mutating func read(_ key: UnsafePointer<CChar>, _ reader: DBusReader) {
+        func `is`(_ name: StaticString) -> Bool { DBusReader.is(key, name) }
+        if `is`("ManufacturerData") {
+            manufacturerData = reader.variant("a{qv}") { Self.manufacturerData(reader) }
+        } else if `is`("RSSI") {
+            rssi = reader.variant("n") { reader.basic(DBusReader.Code.int16, as: Int16.self) }.map(Int.init)
+        } else if `is`("ServiceData") {
+            serviceData = reader.variant("a{sv}") { Self.serviceData(reader) }
+        } else if `is`("Address") {
             address = reader.variant("s") { reader.string() }.flatMap { BluetoothAddress($0) }
-        case "AddressType": addressType = reader.variant("s") { reader.string() }
-        case "Name": name = reader.variant("s") { reader.string() }
-        case "RSSI": rssi = reader.variant("n") { reader.basic(DBusReader.Code.int16, as: Int16.self) }.map(Int.init)
-        case "Powered": powered = reader.variant("b") { reader.basic(DBusReader.Code.boolean, as: Int32.self) }.map { $0 != 0 }
-        case "ManufacturerData": manufacturerData = reader.variant("a{qv}") { Self.manufacturerData(reader) }
-        case "ServiceData": serviceData = reader.variant("a{sv}") { Self.serviceData(reader) }
-        case "SupportedMonitorTypes": supportedMonitorTypes = reader.variant("as") { Self.strings(reader) }
-        default: reader.skip()
+        } else if `is`("AddressType") {
+            addressType = reader.variant("s") { reader.string() }
+        } else if `is`("Name") {
+            name = reader.variant("s") { reader.string() }
+        } else if `is`("Powered") {
+            powered = reader.variant("b") { reader.basic(DBusReader.Code.boolean, as: Int32.self) }.map { $0 != 0 }
+        } else if `is`("SupportedMonitorTypes") {
+            supportedMonitorTypes = reader.variant("as") { Self.strings(reader) }
+        } else {
+            reader.skip()
         }
     }
 

@@ -11,9 +11,15 @@ import Telemetry
 /// touches it; sd-bus calls it back from `sd_bus_process`, on that same thread.
 final class BlueZSession {
     static let service = "org.bluez"
-    static let adapterInterface = "org.bluez.Adapter1"
-    static let deviceInterface = "org.bluez.Device1"
-    static let monitorManagerInterface = "org.bluez.AdvertisementMonitorManager1"
+    /// BlueZ's interfaces, as literals a name in a message is compared with (``DBusReader/is(_:_:)``).
+    enum Interface {
+        static let adapter: StaticString = "org.bluez.Adapter1"
+        static let device: StaticString = "org.bluez.Device1"
+        static let monitorManager: StaticString = "org.bluez.AdvertisementMonitorManager1"
+    }
+    static let adapterInterface = Interface.adapter.description
+    static let deviceInterface = Interface.device.description
+    static let monitorManagerInterface = Interface.monitorManager.description
     /// A call to BlueZ waits at most this long, so the thread always comes back to its loop
     /// (and to a stop) within it.
     static let callTimeoutMicroseconds: UInt64 = 2_000_000
@@ -320,11 +326,14 @@ final class BlueZSession {
         var monitor: BlueZProperties?
         var device: BlueZProperties?
         while reader.enter(DBusReader.Code.dictEntry, "sa{sv}") {
-            switch reader.string() {
-            case Self.adapterInterface: adapter = BlueZProperties(reader)
-            case Self.monitorManagerInterface: monitor = BlueZProperties(reader)
-            case Self.deviceInterface: device = BlueZProperties(reader)
-            default: break
+            if let interface = reader.cString() {
+                if DBusReader.is(interface, Interface.adapter) {
+                    adapter = BlueZProperties(reader)
+                } else if DBusReader.is(interface, Interface.monitorManager) {
+                    monitor = BlueZProperties(reader)
+                } else if DBusReader.is(interface, Interface.device) {
+                    device = BlueZProperties(reader)
+                }
             }
             reader.exit()
         }
@@ -362,19 +371,30 @@ final class BlueZSession {
         report(.heard(advertisement))
     }
 
+    /// One matched signal. The member and the interface are compared where sd-bus holds them;
+    /// a `PropertiesChanged` is read only where it can matter: a device's (`Device1`) under the
+    /// adapter in use, or an adapter's (`Adapter1`). Any other interface's changes, the
+    /// common case on a busy bus (media, batteries, other adapters' devices), are not read at all.
     fileprivate func signal(_ message: OpaquePointer) {
-        guard let member = sd_bus_message_get_member(message).map({ String(cString: $0) }) else { return }
+        guard let member = sd_bus_message_get_member(message) else { return }
         let reader = DBusReader(message: message)
-        switch member {
-        case "InterfacesAdded":
+        if DBusReader.is(member, "PropertiesChanged") {
+            guard let objectPath = sd_bus_message_get_path(message), let interface = reader.cString() else { return }
+            if DBusReader.is(interface, Interface.device) {
+                guard adapterPath != nil else { return }
+                let path = String(cString: objectPath)
+                guard path.hasPrefix(devicePrefix) else { return }
+                let properties = BlueZProperties(reader)
+                if properties.heardSomething { hear(path, properties) }
+            } else if DBusReader.is(interface, Interface.adapter) {
+                adapterChanged(String(cString: objectPath), BlueZProperties(reader))
+            }
+        } else if DBusReader.is(member, "InterfacesAdded") {
             if let path = reader.string() { interfaces(of: path, reader, heard: true) }
-        case "InterfacesRemoved":
+        } else if DBusReader.is(member, "InterfacesRemoved") {
             guard let path = reader.string() else { return }
             removed(path, reader)
-        case "PropertiesChanged":
-            guard let path = sd_bus_message_get_path(message).map({ String(cString: $0) }), let interface = reader.string() else { return }
-            changed(path, interface, BlueZProperties(reader))
-        case "NameOwnerChanged":
+        } else if DBusReader.is(member, "NameOwnerChanged") {
             guard reader.string() == Self.service, reader.string() != nil, let owner = reader.string() else { return }
             if owner.isEmpty {
                 adapters = [:]
@@ -385,7 +405,6 @@ final class BlueZSession {
                 needsSetup = true
                 retryAt = 0
             }
-        default: break
         }
     }
 
@@ -405,20 +424,18 @@ final class BlueZSession {
         }
     }
 
-    private func changed(_ path: String, _ interface: String, _ properties: BlueZProperties) {
-        if interface == Self.deviceInterface {
-            if path.hasPrefix(devicePrefix), adapterPath != nil, properties.heardSomething { hear(path, properties) }
-        } else if interface == Self.adapterInterface, let powered = properties.powered {
-            adapters[path]?.powered = powered
-            guard path == adapterPath || adapterPath == nil else { return }
-            if powered {
-                if state?.mode == nil {
-                    needsSetup = true
-                    retryAt = 0
-                }
-            } else {
-                fail(.adapterOff, "\(name(of: path)) was powered off", retry: false)
+    /// What changed on the adapter at `path`: its power.
+    private func adapterChanged(_ path: String, _ properties: BlueZProperties) {
+        guard let powered = properties.powered else { return }
+        adapters[path]?.powered = powered
+        guard path == adapterPath || adapterPath == nil else { return }
+        if powered {
+            if state?.mode == nil {
+                needsSetup = true
+                retryAt = 0
             }
+        } else {
+            fail(.adapterOff, "\(name(of: path)) was powered off", retry: false)
         }
     }
 

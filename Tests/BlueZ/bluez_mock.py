@@ -16,6 +16,11 @@ system bus, DBUS_SYSTEM_BUS_ADDRESS) and python-dbusmock's bluez5 template on it
                                   emitted directly (the template has no helper for it)
   service <hci> <address> <uuid> <hex> <rssi>
                                   PropertiesChanged {ServiceData, RSSI}
+  extras <hci> <address> <interface> <company> <hex> <rssi>
+                                  PropertiesChanged on <interface> (org.bluez.Device1, or another
+                                  the client must not read) of the device: {ManufacturerData,
+                                  RSSI} among properties the client does not know (UUIDs,
+                                  TxPower, an a{sv}, a struct, a Name of the wrong type)
   filter <hci>                    the discovery filter the client set, as JSON
   monitors <hci>                  the paths RegisterMonitor was called with, as JSON (the
                                   template records a registration and never calls it back)
@@ -129,6 +134,23 @@ class Mock:
             changed["RSSI"] = dbus.Int16(rssi)
             self.object(device_path(hci, address)).EmitSignal(
                 PROPERTIES, "PropertiesChanged", "sa{sv}as", [DEVICE, dbus.Dictionary(changed, signature="sv"), dbus.Array([], signature="s")], dbus_interface=MOCK
+            )
+            return ""
+        if command == "extras":
+            hci, address, interface, key, data, rssi = words[1], words[2], words[3], words[4], words[5], int(words[6])
+            changed = {
+                "UUIDs": dbus.Array(["0000fe2c-0000-1000-8000-00805f9b34fb"], signature="s"),
+                "TxPower": dbus.Int16(4),
+                "ManufacturerData": dbus.Dictionary(
+                    {dbus.UInt16(int(key, 0)): dbus.Array(bytes.fromhex(data), signature="y")}, signature="qv"
+                ),
+                "Unknown": dbus.Dictionary({"Nested": dbus.Array([dbus.Byte(1), dbus.Byte(2)], signature="y")}, signature="sv"),
+                "RSSI": dbus.Int16(rssi),
+                "Pair": dbus.Struct((dbus.Int32(1), dbus.String("two")), signature="is"),
+                "Name": dbus.UInt32(7),
+            }
+            self.object(device_path(hci, address)).EmitSignal(
+                PROPERTIES, "PropertiesChanged", "sa{sv}as", [interface, dbus.Dictionary(changed, signature="sv"), dbus.Array([], signature="s")], dbus_interface=MOCK
             )
             return ""
         if command == "filter":

@@ -144,6 +144,32 @@ struct BlueZGatewayFlowTests {
         }
     }
 
+    @Test("only a device's changes are read, and the properties the bridge does not know in them are skipped")
+    func onlyDeviceChangesRead() async throws {
+        let mock = try BlueZMock()
+        defer { mock.stop() }
+        try await mock.send("adapter hci0")
+        let harness = try BridgeHarness(bluezBus: mock.address)
+        defer { harness.removeDirectory() }
+        try await harness.run { observer async throws in
+            await observer.waitFor(Self.gateways) { Self.box($0)?["scanning"] == "active" }
+            #expect(try await observer.request("picker/show", #""products":["AirPods Pro"],"timeout":"long""#)["status"] == "ok")
+            try await mock.send("device hci0 \(Fixture.advertisementID) public -60")
+            let frame = Self.proximityPairing(status: 0x60, battery: 0x78, chargingAndCase: 0x55)
+            // The same properties on another interface of the device (a battery's, a media
+            // player's): no advertisement. Then on Device1, among properties the bridge does not
+            // read (an array, a dictionary, a struct, a Name of the wrong type): heard.
+            try await mock.send("extras hci0 \(Fixture.advertisementID) org.bluez.Battery1 0x004C \(frame) -30")
+            try await mock.send("extras hci0 \(Fixture.advertisementID) org.bluez.Device1 0x004C \(frame) -48")
+            let picker = await observer.waitFor("aabridge/bridge/picker") { ($0["candidates"]?.arrayValue?.count ?? 0) > 0 }
+            let candidate = picker?["candidates"]?.arrayValue?.first
+            #expect(candidate?["id"] == .string(Fixture.advertisementID))
+            #expect(candidate?["gateway"] == "box" && candidate?["rssi"] == -48)
+            let rssis = observer.json(on: "aabridge/bridge/picker").flatMap { $0["candidates"]?.arrayValue ?? [] }.compactMap { $0["rssi"] }
+            #expect(!rssis.contains(-30), "the Battery1 change was read as an advertisement: \(rssis)")
+        }
+    }
+
     @Test("scanning: passive where BlueZ offers a monitor: registered, no discovery session (the mock never calls it back)")
     func passiveRegistered() async throws {
         let mock = try BlueZMock()
