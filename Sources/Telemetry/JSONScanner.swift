@@ -1,5 +1,9 @@
 import AccessoryKit
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A small zero-copy JSON reader over UTF-8 bytes, for the flat objects gateways publish.
 ///
 /// Why not `JSONSerialization`: it builds a whole `NSDictionary` of bridged objects for every
@@ -99,9 +103,9 @@ struct JSONScanner {
         }
         let count = literal.utf8CodeUnitCount
         guard ref.end - ref.start == count else { return false }
-        let literalStart = literal.utf8Start
-        for index in 0..<count where bytes[ref.start + index] != literalStart[index] { return false }
-        return true
+        guard count > 0, let base = bytes.baseAddress else { return true }
+        // memcmp: a key is compared for every member of every message (issue 53).
+        return memcmp(base + ref.start, literal.utf8Start, count) == 0
     }
 
     /// The string's bytes without quotes, escapes undecoded: valid only when `!hasEscapes`.
@@ -244,6 +248,10 @@ struct JSONScanner {
         var position = start + 1
         var hasEscapes = false
         while position < bytes.count {
+            // Eight bytes at a time while none of them needs a look (issue 53: the hex strings
+            // gateways send are most of a message's bytes); the first that does is taken below.
+            position = Self.skipPlainASCII(bytes, from: position)
+            guard position < bytes.count else { break }
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") {
                 return (StringRef(start: start + 1, end: position, hasEscapes: hasEscapes), position + 1)
@@ -260,6 +268,31 @@ struct JSONScanner {
             }
         }
         throw SyntaxError(message: "unterminated string", offset: start)
+    }
+
+    /// The offset of the first byte at or after `start` that is not plain ASCII inside a string
+    /// (a quote, a backslash, a control character or a byte of 0x80 and above), or the offset of
+    /// the first byte of the last incomplete block of eight, whichever comes first. Each block
+    /// is tested as one 64-bit word with the "has a zero byte" / "has a byte less than n" tricks,
+    /// which are exact for "any byte" (not for which one: the caller looks at it byte by byte).
+    static func skipPlainASCII(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
+        guard let base = bytes.baseAddress else { return start }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var position = start
+        while position + 8 <= bytes.count {
+            let word = base.loadUnaligned(fromByteOffset: position, as: UInt64.self)
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let special =
+                ((quote &- ones) & ~quote) // a byte 0x22
+                | ((backslash &- ones) & ~backslash) // a byte 0x5C
+                | ((word &- ones &* 0x20) & ~word) // a byte below 0x20
+                | word // a byte of 0x80 or above
+            guard special & highs == 0 else { return position }
+            position += 8
+        }
+        return position
     }
 
     /// Validates the escape at the backslash; returns the offset after it.

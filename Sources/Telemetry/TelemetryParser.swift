@@ -57,10 +57,12 @@ public struct TelemetryParser: Hashable, Sendable {
             return .rejected(
                 TelemetryRejection(.payloadTooLarge, "payload of \(payload.count) bytes exceeds \(TelemetryLimits.maximumPayloadSize)"))
         }
-        if !notStatus, let statusTopic, let captures = statusTopic.match(topic) {
+        if !notStatus, let statusTopic, let captures = statusTopic.match(topic, keepingAtMost: 1) {
             return Self.parseStatus(payload, gateway: captures.first ?? name, receivedAt: receivedAt)
         }
-        guard let captures = self.topic.match(topic) else {
+        // Only native telemetry reads a capture after the first (its accessory's level); the
+        // others name the gateway after the first `+` at most.
+        guard let captures = self.topic.match(topic, keepingAtMost: format == .native ? .max : 1) else {
             return .ignored("topic \(JSONFields.excerpt(KeyedTopic.redacted(topic))) does not match \(self.topic) or the status topic")
         }
         let gateway = gatewayName(topic: topic, captures: captures)

@@ -55,8 +55,15 @@ public struct TopicPattern: Hashable, Sendable, CustomStringConvertible {
     ///   by `/`, possibly empty), or `nil` when the topic does not match. As MQTT requires, a
     ///   wildcard at the first level does not match a topic starting with `$`.
     public func match(_ topic: String) -> [String]? {
+        match(topic, keepingAtMost: .max)
+    }
+
+    /// ``match(_:)`` keeping only the first `limit` captures: the others are matched but no
+    /// `String` is made of them (a gateway's parser reads its name from the first `+` and never
+    /// looks at the address level after it: one allocation less per message).
+    public func match(_ topic: String, keepingAtMost limit: Int) -> [String]? {
         var topic = topic
-        return topic.withUTF8 { match(utf8: UnsafeRawBufferPointer($0)) }
+        return topic.withUTF8 { match(utf8: UnsafeRawBufferPointer($0), keepingAtMost: limit) }
     }
 
     /// Whether the filter matches a topic (``match(_:)`` without the captures, which cost an
@@ -68,25 +75,30 @@ public struct TopicPattern: Hashable, Sendable, CustomStringConvertible {
 
     /// - Parameter capturing: false returns an empty array for a match, allocating nothing.
     func match(utf8 topic: UnsafeRawBufferPointer, capturing: Bool = true) -> [String]? {
+        match(utf8: topic, keepingAtMost: capturing ? .max : 0)
+    }
+
+    /// - Parameter limit: how many captures to make, from the first; 0 allocates nothing.
+    func match(utf8 topic: UnsafeRawBufferPointer, keepingAtMost limit: Int) -> [String]? {
         levels.withUnsafeBufferPointer { levels in
             literalBytes.withUnsafeBufferPointer { literals in
-                match(topic, levels: levels, literals: literals, capturing: capturing)
+                match(topic, levels: levels, literals: literals, limit: limit)
             }
         }
     }
 
     private func match(
-        _ topic: UnsafeRawBufferPointer, levels: UnsafeBufferPointer<Level>, literals: UnsafeBufferPointer<UInt8>, capturing: Bool
+        _ topic: UnsafeRawBufferPointer, levels: UnsafeBufferPointer<Level>, literals: UnsafeBufferPointer<UInt8>, limit: Int
     ) -> [String]? {
         if let first = levels.first, first.kind != .literal, topic.first == UInt8(ascii: "$") { return nil }
         var captures: [String] = []
-        if capturing { captures.reserveCapacity(singleLevelWildcards + 1) } // one allocation, no regrowth
+        if limit > 0 { captures.reserveCapacity(min(limit, singleLevelWildcards + 1)) } // one allocation, no regrowth
         var position = 0 // start of the current topic level
         var atEnd = false // the previous level ended at the end of the topic
         for level in levels {
             if level.kind == .multi {
                 // `a/#` also matches `a` itself.
-                if capturing {
+                if captures.count < limit {
                     captures.append(atEnd ? "" : String(decoding: UnsafeRawBufferPointer(rebasing: topic[position...]), as: UTF8.self))
                 }
                 return captures
@@ -103,7 +115,9 @@ public struct TopicPattern: Hashable, Sendable, CustomStringConvertible {
                     offset += 1
                 }
             case .single:
-                if capturing { captures.append(String(decoding: UnsafeRawBufferPointer(rebasing: topic[position..<end]), as: UTF8.self)) }
+                if captures.count < limit {
+                    captures.append(String(decoding: UnsafeRawBufferPointer(rebasing: topic[position..<end]), as: UTF8.self))
+                }
             case .multi:
                 break
             }

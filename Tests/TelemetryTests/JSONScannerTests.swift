@@ -86,6 +86,36 @@ import Testing
         #expect(Self.isValid(prefix + [0xC3, 0xA9, 0xF0, 0x9F, 0x8E, 0xA7, 0xEF, 0xBF, 0xBD] + suffix))
     }
 
+    /// Strings are scanned eight bytes at a time while no byte needs a look: a byte that does,
+    /// at any offset of a block or of the tail, is still found and judged as it was byte by byte.
+    @Test func everyOffsetOfAByteThatNeedsALook() throws {
+        let cases: [(insert: [UInt8], valid: Bool, decoded: [UInt8]?)] = [
+            (Array(#"\""#.utf8), true, [0x22]), (Array(#"\\"#.utf8), true, [0x5C]), (Array(#"\n"#.utf8), true, [0x0A]),
+            (Array(#"\u00e9"#.utf8), true, [0xC3, 0xA9]), ([0xC3, 0xA9], true, [0xC3, 0xA9]), ([0x7F], true, [0x7F]),
+            ([0x20], true, [0x20]), ([0x01], false, nil), ([0x1F], false, nil), ([0xFF], false, nil), ([0x80], false, nil),
+            ([0xC3], false, nil),
+        ]
+        for length in 0..<24 {
+            for offset in 0...length {
+                for (insert, valid, decoded) in cases {
+                    let before = [UInt8](repeating: UInt8(ascii: "a"), count: offset)
+                    let after = [UInt8](repeating: UInt8(ascii: "b"), count: length - offset)
+                    let text = Array(#"{"k":""#.utf8) + before + insert + after + Array(#"","n":1}"#.utf8)
+                    #expect(Self.isValid(text) == valid, "\(insert) at \(offset) of \(length)")
+                    guard valid, let decoded else { continue }
+                    let members = try Self.members(String(decoding: text, as: UTF8.self))
+                    #expect(members.map(\.0) == ["k", "n"])
+                    #expect(members.first?.1 == "s:" + String(decoding: before + decoded + after, as: UTF8.self))
+                }
+            }
+        }
+        // A closing quote at every offset ends the string there: what follows is the next member.
+        for offset in 0..<20 {
+            let value = String(repeating: "0123456789abcdef", count: 2).prefix(offset)
+            #expect(try Self.members(#"{"m":"\#(value)","x":true}"#).map(\.1) == ["s:\(value)", "b:true"])
+        }
+    }
+
     @Test func limitsNestingDepth() {
         let deep = { (depth: Int) in "{\"a\":" + String(repeating: "[", count: depth - 1) + String(repeating: "]", count: depth - 1) + "}" }
         #expect(Self.isValid(Array(deep(TelemetryLimits.maximumJSONDepth).utf8)))

@@ -29,6 +29,19 @@ import Testing
         #expect(try #require(TopicPattern("$SYS/#")).match("$SYS/broker") == ["broker"])
     }
 
+    /// Keeping fewer captures matches exactly the same topics: only the strings made differ.
+    @Test func keepingFewerCapturesMatchesTheSameTopics() throws {
+        let pattern = try #require(TopicPattern("home/+/BTtoMQTT/+/#"))
+        for topic in ["home/gw1/BTtoMQTT/AABBCCDDEEFF", "home/gw1/BTtoMQTT/AA/x/y", "home/gw1/LWT", "home//BTtoMQTT//", "$x/gw/BTtoMQTT/a"]
+        {
+            let all = pattern.match(topic)
+            #expect(pattern.match(topic, keepingAtMost: 1) == all.map { Array($0.prefix(1)) }, "\(topic)")
+            #expect(pattern.match(topic, keepingAtMost: 0) == all.map { _ in [] }, "\(topic)")
+            #expect(pattern.match(topic, keepingAtMost: 2) == all.map { Array($0.prefix(2)) }, "\(topic)")
+        }
+        #expect(pattern.match("home/gw1/BTtoMQTT/AA/x", keepingAtMost: 1) == ["gw1"])
+    }
+
     @Test(arguments: ["", "a/#/b", "a/b#", "a/+b", "a+/b"])
     func rejectsInvalidFilters(_ filter: String) {
         #expect(TopicPattern(filter) == nil)
