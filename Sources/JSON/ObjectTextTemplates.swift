@@ -1,6 +1,8 @@
 /// Texts of JSON objects kept without their keys: the text around the values (`{"id":`,
 /// `,"name":`, ... `}`) is stored once per key sequence (a template), and each text as the
-/// template's number and its values' bytes. ``text(_:)`` gives back exactly the bytes
+/// template's number and its values' bytes; a value the same as in the text the template was
+/// made from (`null`, `false`, `[]`, the same product, most of an accessory not heard yet) as
+/// one byte. ``text(_:)`` gives back exactly the bytes
 /// ``compact(_:)`` was given, whatever they were: a text that is not a compact object (or
 /// whose key sequence would be one template too many) is kept whole.
 ///
@@ -8,8 +10,15 @@
 /// `bridge/accessories` is made of them), and about half of a state's 550 bytes are its 25
 /// keys, the same for every accessory.
 public struct ObjectTextTemplates: Sendable {
-    /// Each template's literal pieces, one more than the values: `{"a":`, `,"b":`, `}`.
-    private var templates: [[[UInt8]]] = []
+    private struct Template: Sendable {
+        /// The literal pieces, one more than the values: `{"a":`, `,"b":`, `}`.
+        var pieces: [[UInt8]]
+        /// The values of the text it was made from: a value the same is stored as length 0
+        /// (no JSON value is empty).
+        var references: [[UInt8]]
+    }
+
+    private var templates: [Template] = []
     /// Built in, then copied out at its exact size.
     private var scratch: [UInt8] = []
     /// Key sequences kept; texts with others are stored whole. (A bridge's state objects have
@@ -22,16 +31,17 @@ public struct ObjectTextTemplates: Sendable {
     public var templateCount: Int { templates.count }
 
     /// `text` as stored: the first byte 0 and the text, or the template's number + 1 and each
-    /// value as its length (LEB128) and bytes.
+    /// value as its length (LEB128) and bytes, or as 0 when it is the template's reference value.
     public mutating func compact(_ text: [UInt8]) -> [UInt8] {
-        for (index, pieces) in templates.enumerated() {
-            if let compacted = compact(text, with: pieces, tag: UInt8(index + 1)) { return compacted }
+        for (index, template) in templates.enumerated() {
+            if let compacted = compact(text, with: template, tag: UInt8(index + 1)) { return compacted }
         }
-        if templates.count < Self.maximumTemplates, let pieces = Self.pieces(of: text),
-            let compacted = compact(text, with: pieces, tag: UInt8(templates.count + 1))
-        {
-            templates.append(pieces)
-            return compacted
+        if templates.count < Self.maximumTemplates, let (pieces, values) = Self.pieces(of: text) {
+            let template = Template(pieces: pieces, references: values)
+            if let compacted = compact(text, with: template, tag: UInt8(templates.count + 1)) {
+                templates.append(template)
+                return compacted
+            }
         }
         return [0] + text
     }
@@ -48,12 +58,12 @@ public struct ObjectTextTemplates: Sendable {
     public func count(_ compacted: [UInt8]) -> Int {
         guard let tag = compacted.first else { return 0 }
         guard tag > 0 else { return compacted.count - 1 }
-        let pieces = templates[Int(tag) - 1]
-        var total = pieces.reduce(0) { $0 + $1.count }
+        let template = templates[Int(tag) - 1]
+        var total = template.pieces.reduce(0) { $0 + $1.count }
         var index = 1
-        for _ in 1..<pieces.count {
+        for reference in template.references {
             let length = Self.readLength(compacted, at: &index)
-            total += length
+            total += length == 0 ? reference.count : length
             index += length
         }
         return total
@@ -66,22 +76,27 @@ public struct ObjectTextTemplates: Sendable {
             output.append(contentsOf: compacted[1...])
             return
         }
-        let pieces = templates[Int(tag) - 1]
+        let template = templates[Int(tag) - 1]
         var index = 1
-        for piece in pieces.dropLast() {
+        for (piece, reference) in zip(template.pieces, template.references) {
             output.append(contentsOf: piece)
             let length = Self.readLength(compacted, at: &index)
-            output.append(contentsOf: compacted[index..<index + length])
-            index += length
+            if length == 0 {
+                output.append(contentsOf: reference)
+            } else {
+                output.append(contentsOf: compacted[index..<index + length])
+                index += length
+            }
         }
-        output.append(contentsOf: pieces[pieces.count - 1])
+        output.append(contentsOf: template.pieces[template.pieces.count - 1])
     }
 
     // MARK: - Reading the text
 
     /// `text` through the template's pieces: nil unless each piece is there, in order, with one
     /// whole JSON value between two, and the last ends the text.
-    private mutating func compact(_ text: [UInt8], with pieces: [[UInt8]], tag: UInt8) -> [UInt8]? {
+    private mutating func compact(_ text: [UInt8], with template: Template, tag: UInt8) -> [UInt8]? {
+        let pieces = template.pieces
         scratch.removeAll(keepingCapacity: true)
         scratch.append(tag)
         var index = 0
@@ -90,6 +105,11 @@ public struct ObjectTextTemplates: Sendable {
             index += piece.count
             if number == pieces.count - 1 { break }
             guard let end = Self.endOfValue(text, from: index) else { return nil }
+            if text[index..<end].elementsEqual(template.references[number]) {
+                scratch.append(0)
+                index = end
+                continue
+            }
             var length = end - index
             while length >= 0x80 {
                 scratch.append(UInt8(truncatingIfNeeded: length) | 0x80)
@@ -103,10 +123,12 @@ public struct ObjectTextTemplates: Sendable {
         return scratch.withUnsafeBufferPointer { Array($0) }
     }
 
-    /// The pieces around the values of a text `{"key":value,...}` (no white space), or nil.
-    static func pieces(of text: [UInt8]) -> [[UInt8]]? {
+    /// The pieces around the values of a text `{"key":value,...}` (no white space), and the
+    /// values, or nil.
+    static func pieces(of text: [UInt8]) -> (pieces: [[UInt8]], values: [[UInt8]])? {
         guard text.count > 2, text[0] == UInt8(ascii: "{") else { return nil }
         var pieces: [[UInt8]] = []
+        var values: [[UInt8]] = []
         var start = 0
         var index = 1
         while true {
@@ -116,6 +138,7 @@ public struct ObjectTextTemplates: Sendable {
             index = afterKey + 1
             pieces.append(Array(text[start..<index]))
             guard let end = endOfValue(text, from: index), end < text.count else { return nil }
+            values.append(Array(text[index..<end]))
             index = end
             start = end
             if text[index] == UInt8(ascii: ",") {
@@ -124,7 +147,7 @@ public struct ObjectTextTemplates: Sendable {
             }
             guard text[index] == UInt8(ascii: "}"), index == text.count - 1 else { return nil }
             pieces.append([UInt8(ascii: "}")])
-            return pieces
+            return (pieces, values)
         }
     }
 

@@ -11,8 +11,9 @@ import JSON
 /// loop (docs/performance.md).
 ///
 /// The texts are kept without their keys (``ObjectTextTemplates``: the 25 keys, about half of
-/// a state's bytes, once for all accessories); what ``text(of:hash:)`` and ``list()`` give is
-/// byte for byte the text stored.
+/// a state's bytes, once for all accessories), and a value the same as in the first state
+/// stored (`null`, `false`, `[]`, ...) as one byte; what ``text(of:hash:)`` and ``list()`` give
+/// is byte for byte the text stored.
 final class PublishedStates: AccessoryListing {
     private var texts: [BluetoothAddress: (hash: Int, compact: [UInt8])] = [:]
     private var templates = ObjectTextTemplates()
