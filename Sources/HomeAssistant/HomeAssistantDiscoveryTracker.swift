@@ -14,7 +14,15 @@ import JSON
 /// - on `accessoryRemoved(id)`: publish an empty retained payload to `removed(id)`.
 public struct HomeAssistantDiscoveryTracker: Sendable {
     public private(set) var discovery: HomeAssistantDiscovery
-    private var published: [BluetoothAddress: HomeAssistantDiscoveryKey] = [:]
+    /// A digest of the key each accessory's discovery was last published with (its
+    /// `hashValue`: SipHash with this process's random seed), not the key: the key, its name,
+    /// product, model and option lists, took 150-290 bytes per accessory (issue 53), the digest
+    /// 8. A collision (a changed key whose digest is the one published: 2^-64 per change, and
+    /// not to be forced from outside, the seed being random) would leave one accessory's
+    /// discovery out of date until its next change, a reconnect or Home Assistant's birth,
+    /// which republish everything.
+    private var published: [BluetoothAddress: Int] = [:]
+    /// The battery parts seen per accessory; none is not kept.
     private var batteryParts: [BluetoothAddress: Set<HomeAssistantBatteryPart>] = [:]
     /// The picker's candidates in the bridge device's last discovery (its "Candidate" options).
     private var candidates: [HomeAssistantCandidate] = []
@@ -30,8 +38,9 @@ public struct HomeAssistantDiscoveryTracker: Sendable {
     /// none was), else nil.
     public mutating func changed(_ status: AccessoryStatus) -> (topic: String, payload: JSONValue)? {
         let (key, parts) = record(status)
-        guard published[status.accessory.id] != key else { return nil }
-        published[status.accessory.id] = key
+        let digest = key.hashValue
+        guard published[status.accessory.id] != digest else { return nil }
+        published[status.accessory.id] = digest
         return discovery.accessoryDevice(status, batteryParts: parts)
     }
 
@@ -41,7 +50,7 @@ public struct HomeAssistantDiscoveryTracker: Sendable {
         var messages = [discovery.bridgeDevice(candidates: candidates, gateways: gateways)]
         for status in statuses {
             let (key, parts) = record(status)
-            published[status.accessory.id] = key
+            published[status.accessory.id] = key.hashValue
             messages.append(discovery.accessoryDevice(status, batteryParts: parts))
         }
         return messages
@@ -95,7 +104,7 @@ public struct HomeAssistantDiscoveryTracker: Sendable {
     private mutating func record(_ status: AccessoryStatus) -> (HomeAssistantDiscoveryKey, Set<HomeAssistantBatteryPart>) {
         var key = discovery.discoveryKey(status)
         let parts = batteryParts[status.accessory.id, default: []].union(key.batteryParts)
-        batteryParts[status.accessory.id] = parts
+        if !parts.isEmpty { batteryParts[status.accessory.id] = parts }
         key.batteryParts = parts
         return (key, parts)
     }

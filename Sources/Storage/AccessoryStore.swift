@@ -138,9 +138,14 @@ public final class AccessoryStore: AccessoryStorage {
 
     private func load(only ids: [BluetoothAddress]?) throws(StorageError) -> RestoredState {
         try connection.withLock { connection throws(StorageError) in
-            try Self.readTransaction(connection) { () throws(StorageError) in
+            let state = try Self.readTransaction(connection) { () throws(StorageError) in
                 try Self.readState(connection, only: ids)
             }
+            // Reading every row filled SQLite's page cache (up to its 2 MB) with pages the
+            // writes that follow, a row at a time, do not need: given back (issue 53). Nothing
+            // is lost if it cannot be.
+            if ids == nil { try? connection.execute("PRAGMA shrink_memory") }
+            return state
         }
     }
 

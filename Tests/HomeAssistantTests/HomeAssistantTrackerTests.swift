@@ -56,4 +56,31 @@ private typealias F = HomeAssistantFixtures
         // Added again later (paired anew): discovery is published again.
         #expect(tracker.changed(F.fullStatus) != nil)
     }
+
+    /// The tracker keeps a digest of what was published, not the key: every part of what Home
+    /// Assistant shows must still count, and a change back to an earlier key is published too.
+    @Test func everyPartOfTheDiscoveryCountsAndAChangeBackIsPublished() throws {
+        var tracker = HomeAssistantDiscoveryTracker(discovery: F.discovery)
+        var status = F.fullStatus
+        #expect(tracker.changed(status) != nil)
+        var changes: [(String, (inout AccessoryStatus) -> Void)] = [
+            ("name", { $0.accessory.displayName = "Den AirPods" }),
+            ("model", { $0.model = "AirPods 4" }),
+            ("home source", { $0.homeSources = [BluetoothAddress("11:22:33:44:55:99")!] }),
+            ("capabilities", { $0.registration?.configuration.deviceCapabilities = [] }),
+        ]
+        changes.append(("battery part", { $0.battery = Battery(main: 10, chargingCase: 50) }))
+        for (what, change) in changes {
+            let before = status
+            change(&status)
+            #expect(tracker.changed(status) != nil, "\(what) changed")
+            #expect(tracker.changed(status) == nil, "\(what) unchanged")
+            if what == "battery part" { continue } // sticky: a part seen keeps its entity
+            #expect(tracker.changed(before) != nil, "\(what) changed back")
+            #expect(tracker.changed(status) != nil, "\(what) changed again")
+        }
+        #expect(tracker.lookalikesChanged([F.budsID: [F.phone]], statuses: [status]).count == 1)
+        #expect(tracker.lookalikesChanged([F.budsID: [F.phone]], statuses: [status]).isEmpty)
+        #expect(tracker.changed(status) == nil)
+    }
 }

@@ -8,12 +8,34 @@ public struct BridgeEngine: Sendable {
     /// Per-accessory runtime state that is not part of the Apple objects.
     @usableFromInline
     struct Record: Sendable {
-        var available: Bool = false
+        // In this order so that the one-byte fields fill the padding after the nine-byte
+        // optionals (`lastSeen`, `rssi`): 424 bytes a record instead of 456, one per accessory
+        // (issue 53; RecordLayoutTests).
         var lastSeen: Timestamp?
+        var available: Bool = false
+        var worn: Bool?
+        /// How the last sighting (``heardFrom``) was attributed.
+        var attribution: IdentityAttribution = .address
+        /// Its advertisements named a model without a wear sensor (``ReevaluationReason/noWearSensor(model:)``).
+        var wearless = false
+        /// A source report about it was accepted since it last became unavailable (or since the
+        /// start): the report wins, its home sources are not restored.
+        var reportedSinceUnavailable = false
+        /// Not heard since the session started: its first return restores its home sources
+        /// with the reason `startup`.
+        var awaitingFirstSighting = false
+        /// Its head-tracking session is active (the user turned it on; iOS 27's
+        /// `Session.isHeadTrackingActive`). Never stored: a restart starts it inactive, as an
+        /// app's session does.
+        var headTrackingActive = false
         var rssi: Int?
+        /// How its followed address was found: followed in a rotation, or re-attached.
+        var followedHow: IdentityAttribution = .followed
+        let hardware: HardwareType
+        let hardwareCapabilities: AccessoryControlDevice.Capabilities
+        let autoRegister: Bool
         var gateway: String?
         var battery: Battery?
-        var worn: Bool?
         var filter: PlacementFilter
         var tracker: SourceTracker
         /// When it was last put on (or became available without `placement`), for the tie-break.
@@ -22,9 +44,8 @@ public struct BridgeEngine: Sendable {
         /// Known at the start (restored or migrated) and not heard since: when the session was
         /// activated. Its sources are cleared if no gateway hears it within the timeout.
         var unheardSince: Timestamp?
-        /// The address it was last heard from, and how that sighting was attributed.
+        /// The address it was last heard from (how that sighting was attributed: ``attribution``).
         var heardFrom: BluetoothAddress?
-        var attribution: IdentityAttribution = .address
         /// The address it was last followed to without a key (stored, so a restart keeps it).
         @usableFromInline var followedAddress: BluetoothAddress?
         @usableFromInline var keys = AccessoryKeys()
@@ -32,8 +53,6 @@ public struct BridgeEngine: Sendable {
         /// The sources given at setup (`picker/select`), kept until the `auto_register`
         /// registration that uses them succeeds (after an authorization, when one is needed).
         var setupSources: [BluetoothAddress] = []
-        /// Its advertisements named a model without a wear sensor (``ReevaluationReason/noWearSensor(model:)``).
-        var wearless = false
         /// The gateway that hears it best (identity.md, Rooms); reset when it becomes unavailable.
         var room = RoomTracker()
         /// The sources the user named (0-2, in order; stored): its connected sources again when
@@ -41,27 +60,12 @@ public struct BridgeEngine: Sendable {
         var homeSources: [BluetoothAddress] = []
         /// The public address phones and desktops know it by (stored; ``aliasIndex``).
         var alias: BluetoothAddress?
-        /// A source report about it was accepted since it last became unavailable (or since the
-        /// start): the report wins, its home sources are not restored.
-        var reportedSinceUnavailable = false
-        /// Not heard since the session started: its first return restores its home sources
-        /// with the reason `startup`.
-        var awaitingFirstSighting = false
         /// Its proximity profile and the room it was last heard in (stored): what re-attaching
         /// it needs when it comes back from a night away.
         var trace = AccessoryTrace()
-        /// Its head-tracking session is active (the user turned it on; iOS 27's
-        /// `Session.isHeadTrackingActive`). Never stored: a restart starts it inactive, as an
-        /// app's session does.
-        var headTrackingActive = false
-        /// How its followed address was found: followed in a rotation, or re-attached.
-        var followedHow: IdentityAttribution = .followed
         /// Its product's name (the session's accessory says it too; kept here so that one
         /// lookup gives the runtime everything it decodes an advertisement with).
         @usableFromInline let product: String
-        let hardware: HardwareType
-        let hardwareCapabilities: AccessoryControlDevice.Capabilities
-        let autoRegister: Bool
     }
 
     public let configuration: EngineConfiguration
@@ -285,12 +289,12 @@ public struct BridgeEngine: Sendable {
             // The wear reading follows the committed placement until the accessory says more,
             // so a restart does not show a placement with `worn` unknown.
             worn: configuration?.devicePlacement?.isWorn,
-            filter: PlacementFilter(debounceMilliseconds: debounce, committed: configuration?.devicePlacement),
-            tracker: SourceTracker(sources: configuration?.sources ?? []),
-            product: accessory.product,
             hardware: product?.hardware ?? .inEarBud,
             hardwareCapabilities: product?.capabilities ?? [],
-            autoRegister: product?.autoRegister ?? false)
+            autoRegister: product?.autoRegister ?? false,
+            filter: PlacementFilter(debounceMilliseconds: debounce, committed: configuration?.devicePlacement),
+            tracker: SourceTracker(sources: configuration?.sources ?? []),
+            product: accessory.product)
     }
 
     /// Records an accessory's trace, keeping ``profileIndex`` in step (an accessory with an

@@ -1,4 +1,5 @@
 import AccessoryKit
+import JSON
 
 /// Each accessory's state object as last published on its topic, which is what a single
 /// bridge's `bridge/accessories` lists.
@@ -8,19 +9,25 @@ import AccessoryKit
 /// built from these texts: building every state again and hashing it, for a list republished
 /// up to 20 times a second while states change, took milliseconds at 1,000 accessories, on the
 /// loop (docs/performance.md).
+///
+/// The texts are kept without their keys (``ObjectTextTemplates``: the 25 keys, about half of
+/// a state's bytes, once for all accessories), and a value the same as in the first state
+/// stored (`null`, `false`, `[]`, ...) as one byte; what ``text(of:hash:)`` and ``list()`` give
+/// is byte for byte the text stored.
 final class PublishedStates: AccessoryListing {
-    private var texts: [BluetoothAddress: (hash: Int, bytes: [UInt8])] = [:]
+    private var texts: [BluetoothAddress: (hash: Int, compact: [UInt8])] = [:]
+    private var templates = ObjectTextTemplates()
     private(set) var changed = false
 
     /// The text published for a state with this hash, when it is the one last published.
     func text(of id: BluetoothAddress, hash: Int) -> [UInt8]? {
         guard let cached = texts[id], cached.hash == hash else { return nil }
-        return cached.bytes
+        return templates.text(cached.compact)
     }
 
     /// The text of a state with this hash, as it goes out on the accessory's topic.
     func store(_ id: BluetoothAddress, hash: Int, bytes: [UInt8]) {
-        texts[id] = (hash, bytes)
+        texts[id] = (hash, templates.compact(bytes))
     }
 
     /// What the list shows changed (a state, a registration): it goes out again when next due.
@@ -38,7 +45,17 @@ final class PublishedStates: AccessoryListing {
         texts = texts.filter { kept($0.key) }
     }
 
-    func list() -> [UInt8] { Self.array(of: texts) { $0.bytes } }
+    func list() -> [UInt8] {
+        var list: [UInt8] = []
+        list.reserveCapacity(2 + texts.values.reduce(0) { $0 + templates.count($1.compact) + 1 })
+        list.append(UInt8(ascii: "["))
+        for (index, id) in texts.keys.sorted().enumerated() {
+            if index > 0 { list.append(UInt8(ascii: ",")) }
+            if let text = texts[id] { templates.append(text.compact, to: &list) }
+        }
+        list.append(UInt8(ascii: "]"))
+        return list
+    }
 
     func listIsCurrent() { changed = false }
 
