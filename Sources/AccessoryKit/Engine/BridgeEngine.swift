@@ -10,7 +10,7 @@ public struct BridgeEngine: Sendable {
     struct Record: Sendable {
         // In this order so that the one-byte fields fill the padding after the nine-byte
         // optionals (`lastSeen`, `rssi`): 424 bytes a record instead of 456, one per accessory
-        // (issue 53; RecordLayoutTests).
+        // (issue 53; FootprintLayoutTests).
         var lastSeen: Timestamp?
         var available: Bool = false
         var worn: Bool?

@@ -46,27 +46,26 @@ final class PublishedStates: AccessoryListing {
     }
 
     func list() -> [UInt8] {
-        var list: [UInt8] = []
-        list.reserveCapacity(2 + texts.values.reduce(0) { $0 + templates.count($1.compact) + 1 })
-        list.append(UInt8(ascii: "["))
-        for (index, id) in texts.keys.sorted().enumerated() {
-            if index > 0 { list.append(UInt8(ascii: ",")) }
-            if let text = texts[id] { templates.append(text.compact, to: &list) }
-        }
-        list.append(UInt8(ascii: "]"))
-        return list
+        Self.array(of: texts, count: { templates.count($0.compact) }, append: { templates.append($0.compact, to: &$1) })
     }
 
     func listIsCurrent() { changed = false }
 
     /// `[` + each value's text, by id + `]`, as JSONValue writes an array.
     static func array<Value>(of texts: [BluetoothAddress: Value], _ bytes: (Value) -> [UInt8]) -> [UInt8] {
+        array(of: texts, count: { bytes($0).count }, append: { $1.append(contentsOf: bytes($0)) })
+    }
+
+    /// The same, for texts kept in another form: `count` gives a text's length, `append` writes it.
+    static func array<Value>(
+        of texts: [BluetoothAddress: Value], count: (Value) -> Int, append: (Value, inout [UInt8]) -> Void
+    ) -> [UInt8] {
         var list: [UInt8] = []
-        list.reserveCapacity(2 + texts.values.reduce(0) { $0 + bytes($1).count + 1 })
+        list.reserveCapacity(2 + texts.values.reduce(0) { $0 + count($1) + 1 })
         list.append(UInt8(ascii: "["))
         for (index, id) in texts.keys.sorted().enumerated() {
             if index > 0 { list.append(UInt8(ascii: ",")) }
-            if let text = texts[id] { list.append(contentsOf: bytes(text)) }
+            if let text = texts[id] { append(text, &list) }
         }
         list.append(UInt8(ascii: "]"))
         return list
