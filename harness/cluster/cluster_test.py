@@ -782,8 +782,13 @@ def phase_pg_restart(cl):
 
 def loss_check(cl, label):
     """Every acknowledged registration is in the registrations table (or a newer one is)."""
-    # A request acknowledged a moment ago is committed (the bridge stores before answering), so
-    # no wait is needed; the query retries while PostgreSQL is still coming up.
+    # What was acknowledged is taken before the table is read: the registrar keeps sending, and
+    # an answer that came between the read and the snapshot would look lost (CI saw generation
+    # 578 acknowledged at the very moment of the check, the table read just before holding 577).
+    # A request acknowledged before the snapshot is committed (the bridge stores before
+    # answering), so no wait is needed; the query retries while PostgreSQL is still coming up.
+    with cl.registrar.lock:
+        acked = dict(cl.registrar.acked)
     stored = None
     for _ in range(50):
         try:
@@ -793,8 +798,6 @@ def loss_check(cl, label):
             time.sleep(0.2)
     if not check(f"{label}: registrations table readable", stored is not None):
         return
-    with cl.registrar.lock:
-        acked = dict(cl.registrar.acked)
     lost = checks.lost_registrations(acked, stored)
     figure(f"{label}: acknowledged-loss count: {len(lost)} (of {len(acked)} accessories with an acknowledged "
            f"registration, {len(cl.registrar.log)} requests so far)")
