@@ -18,7 +18,9 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CYAML", pkgConfig: "yaml-0.1", providers: [.apt(["libyaml-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
-        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        // libmicrohttpd's header: the HTTP console (http.listen). Not linked: HTTPServer opens
+        // libmicrohttpd.so.12 (Debian's libmicrohttpd12) when the first server starts.
+        .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
         // libpq's header: the PostgreSQL storage backend (storage.backend: postgresql). Not linked:
         // Storage opens libpq.so.5 (Debian's libpq5) when a PostgreSQL connection string is read.
         .systemLibrary(name: "CPostgres", providers: [.apt(["libpq-dev"])]),

@@ -5,6 +5,28 @@
 #include <netinet/in.h>
 #include <microhttpd.h>
 
+// libmicrohttpd's declarations only: nothing links it. The HTTPServer module opens
+// libmicrohttpd.so.12 with dlopen when the first server starts (LibMicroHTTPD.swift), so a bridge
+// without `http.listen` never maps it, nor the TLS libraries it brings along (GnuTLS, p11-kit,
+// nettle, ...). Every call goes through a function pointer from dlsym.
+
+// The type of each non-variadic function the HTTPServer module calls, for dlsym's result
+// (`typeof` does not reference the symbol).
+typedef __typeof__(&MHD_stop_daemon) aabridge_MHD_stop_daemon;
+typedef __typeof__(&MHD_create_response_from_callback) aabridge_MHD_create_response_from_callback;
+typedef __typeof__(&MHD_create_response_from_buffer) aabridge_MHD_create_response_from_buffer;
+typedef __typeof__(&MHD_destroy_response) aabridge_MHD_destroy_response;
+typedef __typeof__(&MHD_add_response_header) aabridge_MHD_add_response_header;
+typedef __typeof__(&MHD_queue_response) aabridge_MHD_queue_response;
+typedef __typeof__(&MHD_lookup_connection_value) aabridge_MHD_lookup_connection_value;
+
+// The variadic ones, which Swift cannot call nor name: it holds their addresses as raw pointers
+// and passes them to the wrappers below, which call them with fixed arguments.
+typedef __typeof__(&MHD_start_daemon) aabridge_MHD_start_daemon;
+typedef __typeof__(&MHD_set_connection_option) aabridge_MHD_set_connection_option;
+typedef __typeof__(&MHD_get_connection_info) aabridge_MHD_get_connection_info;
+typedef __typeof__(&MHD_get_daemon_info) aabridge_MHD_get_daemon_info;
+
 // MHD_start_daemon is variadic, which Swift cannot call: this fixed-argument wrapper passes
 // the options the bridge uses. One thread per connection (the bridge's handlers wait for the
 // runtime's answer; the connection limit bounds the threads), bound to `address` only.
@@ -15,12 +37,12 @@
 // `notify` hears each connection start and close: the server's total header deadline
 // (an inactivity timeout restarts with every byte, so a slow sender never meets it).
 static inline struct MHD_Daemon *aabridge_mhd_start(
-    const struct sockaddr_in *address, unsigned int connection_limit, unsigned int per_client_limit,
+    void *start_daemon, const struct sockaddr_in *address, unsigned int connection_limit, unsigned int per_client_limit,
     unsigned int header_timeout_seconds, MHD_AcceptPolicyCallback accept, void *accept_context,
     MHD_AccessHandlerCallback handler, void *handler_context,
     MHD_RequestCompletedCallback completed, void *completed_context,
     MHD_NotifyConnectionCallback notify, void *notify_context) {
-    return MHD_start_daemon(
+    return ((aabridge_MHD_start_daemon)start_daemon)(
         MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL,
         ntohs(address->sin_port), accept, accept_context, handler, handler_context,
         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)address,
@@ -34,8 +56,9 @@ static inline struct MHD_Daemon *aabridge_mhd_start(
 
 // MHD_set_connection_option is variadic too: one connection's inactivity timeout (it also
 // restarts the connection's timer).
-static inline void aabridge_mhd_set_timeout(struct MHD_Connection *connection, unsigned int seconds) {
-    (void)MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
+static inline void aabridge_mhd_set_timeout(
+    void *set_connection_option, struct MHD_Connection *connection, unsigned int seconds) {
+    (void)((aabridge_MHD_set_connection_option)set_connection_option)(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
 }
 
 // The client's IPv4 address in host byte order, 0 when it is not IPv4.
@@ -45,8 +68,8 @@ static inline uint32_t aabridge_ipv4_of(const struct sockaddr *address, socklen_
 }
 
 // The connection's client address (as aabridge_ipv4_of), 0 when unknown.
-static inline uint32_t aabridge_mhd_client_ipv4(struct MHD_Connection *connection) {
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+static inline uint32_t aabridge_mhd_client_ipv4(void *get_connection_info, struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = ((aabridge_MHD_get_connection_info)get_connection_info)(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (info == NULL || info->client_addr == NULL) return 0;
     return aabridge_ipv4_of(info->client_addr, sizeof(struct sockaddr_in));
 }
@@ -64,8 +87,8 @@ static inline int aabridge_mhd_is_start(enum MHD_ConnectionNotificationCode code
 }
 
 // The connection's socket, -1 when unknown.
-static inline int aabridge_mhd_connection_fd(struct MHD_Connection *connection) {
-    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+static inline int aabridge_mhd_connection_fd(void *get_connection_info, struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = ((aabridge_MHD_get_connection_info)get_connection_info)(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info == NULL ? -1 : info->connect_fd;
 }
 
@@ -84,12 +107,13 @@ static inline int aabridge_socket_peer_gone(int fd) {
 static inline void aabridge_socket_shutdown(int fd) { (void)shutdown(fd, SHUT_RDWR); }
 
 // The port the daemon listens on (the kernel's choice when 0 was asked for).
-static inline uint16_t aabridge_mhd_port(struct MHD_Daemon *daemon) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_BIND_PORT);
+static inline uint16_t aabridge_mhd_port(void *get_daemon_info, struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info = ((aabridge_MHD_get_daemon_info)get_daemon_info)(daemon, MHD_DAEMON_INFO_BIND_PORT);
     return info == NULL ? 0 : info->port;
 }
 
-// A response with its own copy of `size` bytes.
-static inline struct MHD_Response *aabridge_mhd_copied_response(size_t size, const void *bytes) {
-    return MHD_create_response_from_buffer(size, (void *)bytes, MHD_RESPMEM_MUST_COPY);
+// A response with its own copy of `size` bytes (the buffer's parameter is not const).
+static inline struct MHD_Response *aabridge_mhd_copied_response(
+    aabridge_MHD_create_response_from_buffer create, size_t size, const void *bytes) {
+    return create(size, (void *)bytes, MHD_RESPMEM_MUST_COPY);
 }

@@ -43,6 +43,7 @@ public final class HTTPServer: Sendable {
     /// nil once stopping: a stream opened after that is closed at once.
     private let streams = Mutex<[ObjectIdentifier: EventStream]?>([:])
     private let deadlines: HeaderDeadlines
+    private let library: LibMicroHTTPD
 
     /// The daemon's pointer, owned by this server (libmicrohttpd's own threads use it).
     private struct Daemon: @unchecked Sendable { let pointer: OpaquePointer }
@@ -53,7 +54,8 @@ public final class HTTPServer: Sendable {
     ///   - headerTimeoutSeconds: how long a connection may take, in all, to send its request's
     ///     headers (nil: `timeoutSeconds`).
     ///   - clientPolicy: who may connect; a refused client's connection is closed at accept.
-    /// - Throws: ``HTTPServerError`` when the address is not IPv4 or the port cannot be bound.
+    /// - Throws: ``HTTPServerError`` when the address is not IPv4, libmicrohttpd cannot be loaded
+    ///   or the port cannot be bound.
     public init(
         host: String, port: Int, connectionLimit: Int, perClientLimit: Int? = nil, headerTimeoutSeconds: Int? = nil,
         timeoutSeconds: Int, maximumBodyBytes: Int = 64 * 1024, clientPolicy: ClientPolicy? = nil, handler: @escaping Handler
@@ -64,6 +66,7 @@ public final class HTTPServer: Sendable {
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
             throw HTTPServerError("'\(host)' is not an IPv4 address")
         }
+        library = try LibMicroHTTPD.shared()
         self.maximumBodyBytes = maximumBodyBytes
         self.headerTimeoutSeconds = headerTimeoutSeconds ?? timeoutSeconds
         self.timeoutSeconds = timeoutSeconds
@@ -75,14 +78,14 @@ public final class HTTPServer: Sendable {
         let context = Unmanaged.passUnretained(self).toOpaque()
         guard
             let started = aabridge_mhd_start(
-                &address, UInt32(connectionLimit), UInt32(min(perClientLimit ?? connectionLimit, connectionLimit)),
+                library.startDaemon, &address, UInt32(connectionLimit), UInt32(min(perClientLimit ?? connectionLimit, connectionLimit)),
                 UInt32(self.headerTimeoutSeconds), clientPolicy == nil ? nil : Self.accept, context, Self.access, context,
                 Self.completed, context, Self.notify, context)
         else {
             deadlines.stop()
             throw HTTPServerError("cannot listen on \(host):\(port) (address in use, or not an address of this machine)")
         }
-        boundPort.store(port == 0 ? Int(aabridge_mhd_port(started)) : port, ordering: .relaxed)
+        boundPort.store(port == 0 ? Int(aabridge_mhd_port(library.getDaemonInfo, started)) : port, ordering: .relaxed)
         daemon.withLock { $0 = Daemon(pointer: started) }
     }
 
@@ -100,7 +103,7 @@ public final class HTTPServer: Sendable {
             return Array(streams?.values ?? [:].values)
         }
         for stream in open { stream.close() }
-        MHD_stop_daemon(running.pointer)
+        library.stopDaemon(running.pointer)
         deadlines.stop()
     }
 
@@ -122,7 +125,7 @@ public final class HTTPServer: Sendable {
         guard let existing = pending.pointee else {
             pending.pointee = Unmanaged.passRetained(PendingRequest()).toOpaque()
             server.deadlines.clear(connection)
-            aabridge_mhd_set_timeout(connection, UInt32(server.timeoutSeconds))
+            aabridge_mhd_set_timeout(server.library.setConnectionOption, connection, UInt32(server.timeoutSeconds))
             return .YES
         }
         let request = Unmanaged<PendingRequest>.fromOpaque(existing).takeUnretainedValue()
@@ -140,14 +143,14 @@ public final class HTTPServer: Sendable {
         }
         var headers: [String: String] = [:]
         for name in readHeaders {
-            if let value = MHD_lookup_connection_value(connection, .HEADER_KIND, name) {
+            if let value = server.library.lookupConnectionValue(connection, .HEADER_KIND, name) {
                 headers[name] = String(cString: value)
             }
         }
         let response = server.handler(
             HTTPRequest(
                 method: String(cString: method), path: String(cString: url), headers: headers, body: request.body,
-                bodyTooLarge: request.tooLarge, client: aabridge_mhd_client_ipv4(connection)))
+                bodyTooLarge: request.tooLarge, client: aabridge_mhd_client_ipv4(server.library.getConnectionInfo, connection)))
         if case .events(let stream) = response { server.opened(stream) }
         return queue(response, on: connection, server: context)
     }
@@ -163,8 +166,8 @@ public final class HTTPServer: Sendable {
         // A kept-alive connection waits for its next request's headers: the short timeout again.
         if let context, let connection {
             let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
-            aabridge_mhd_set_timeout(connection, UInt32(server.headerTimeoutSeconds))
-            server.deadlines.awaitHeaders(connection)
+            aabridge_mhd_set_timeout(server.library.setConnectionOption, connection, UInt32(server.headerTimeoutSeconds))
+            server.deadlines.awaitHeaders(connection, descriptor: server.library.descriptor(of: connection))
         }
         guard let pending, let existing = pending.pointee else { return }
         Unmanaged<PendingRequest>.fromOpaque(existing).release()
@@ -176,7 +179,7 @@ public final class HTTPServer: Sendable {
         guard let context, let connection else { return }
         let server = Unmanaged<HTTPServer>.fromOpaque(context).takeUnretainedValue()
         if aabridge_mhd_is_start(code) != 0 {
-            server.deadlines.awaitHeaders(connection)
+            server.deadlines.awaitHeaders(connection, descriptor: server.library.descriptor(of: connection))
         } else {
             server.deadlines.clear(connection)
         }
@@ -211,28 +214,29 @@ public final class HTTPServer: Sendable {
     }
 
     private static func queue(_ response: HTTPResponse, on connection: OpaquePointer, server: UnsafeMutableRawPointer) -> MHD_Result {
+        let library = Unmanaged<HTTPServer>.fromOpaque(server).takeUnretainedValue().library
         let made: OpaquePointer?
         var headers: [(String, String)] = [("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff")]
         switch response {
         case .full(_, let contentType, let body, let extra):
             made = body.withUnsafeBytes {
-                aabridge_mhd_copied_response(body.count, $0.baseAddress)
+                aabridge_mhd_copied_response(library.createResponseFromBuffer, body.count, $0.baseAddress)
             }
             headers.append(("Content-Type", contentType))
             headers.append(contentsOf: extra)
         case .events(let stream):
-            made = MHD_create_response_from_callback(
+            made = library.createResponseFromCallback(
                 UInt64.max, 4096, readEvents,
                 Unmanaged.passRetained(
-                    StreamContext(stream: stream, server: server, descriptor: aabridge_mhd_connection_fd(connection))
+                    StreamContext(stream: stream, server: server, descriptor: library.descriptor(of: connection))
                 ).toOpaque(),
                 releaseEvents)
             headers.append(("Content-Type", "text/event-stream"))
         }
         guard let made else { return .NO }
-        defer { MHD_destroy_response(made) }
-        for (name, value) in headers { _ = MHD_add_response_header(made, name, value) }
-        return MHD_queue_response(connection, UInt32(response.status), made)
+        defer { library.destroyResponse(made) }
+        for (name, value) in headers { _ = library.addResponseHeader(made, name, value) }
+        return library.queueResponse(connection, UInt32(response.status), made)
     }
 
     private static let readEvents: MHD_ContentReaderCallback = { context, _, buffer, maximum in

@@ -44,9 +44,8 @@ final class HeaderDeadlines: Sendable {
     }
 
     /// A connection now waits for a request's headers (it opened, or its request ended and it
-    /// is kept alive).
-    func awaitHeaders(_ connection: OpaquePointer) {
-        let descriptor = aabridge_mhd_connection_fd(connection)
+    /// is kept alive); `descriptor` is its socket (-1: unknown, no deadline).
+    func awaitHeaders(_ connection: OpaquePointer, descriptor: Int32) {
         guard descriptor >= 0 else { return }
         let deadline = ContinuousClock.now + .seconds(seconds)
         waiting.withLock { $0[key(connection)] = Waiting(descriptor: descriptor, deadline: deadline) }
