@@ -26,8 +26,9 @@ let package = Package(
         .systemLibrary(name: "CPostgres", providers: [.apt(["libpq-dev"])]),
         // BlueZ's socket headers only (AF_BLUETOOTH, sockaddr_l2): nothing is linked.
         .systemLibrary(name: "CBluetooth", providers: [.apt(["libbluetooth-dev"])]),
-        // libsystemd's sd-bus: the bluez gateway's D-Bus client (Sources/BlueZ).
-        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
+        // libsystemd's sd-bus header: the bluez gateway's D-Bus client (Sources/BlueZ). Not linked:
+        // BlueZ opens libsystemd.so.0 (Debian's libsystemd0) when a bluez gateway starts.
+        .systemLibrary(name: "CSystemd", providers: [.apt(["libsystemd-dev"])]),
 
         .target(name: "AccessoryKit"),
         .target(name: "Telemetry", dependencies: ["CCrypto", "AccessoryKit"]),

@@ -48,7 +48,13 @@ public final class BlueZClient: Sendable {
         let settings = self.settings
         let report = self.report
         queue.async { [self] in
-            BlueZSession(settings: settings, report: report, stopping: { self.stopping.load(ordering: .relaxed) }).run()
+            switch LibSystemd.shared() {
+            case .success(let sd):
+                BlueZSession(settings: settings, sd: sd, report: report, stopping: { self.stopping.load(ordering: .relaxed) }).run()
+            case .failure(let error):
+                // Nothing to retry: the library is not there. Said once, as any fault is.
+                report(.state(BlueZState(adapter: settings.adapter, fault: .noSystemBus, detail: error.description)))
+            }
         }
     }
 

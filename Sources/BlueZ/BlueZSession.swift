@@ -42,6 +42,8 @@ final class BlueZSession {
     }
 
     private let settings: BlueZClient.Settings
+    /// libsystemd's sd-bus, opened by the client before the session starts.
+    private let sd: LibSystemd
     private let report: @Sendable (BlueZEvent) -> Void
     private let stopping: () -> Bool
     private var bus: OpaquePointer?
@@ -58,8 +60,12 @@ final class BlueZSession {
     private var retryAt: UInt64 = 0
     private var state: BlueZState?
 
-    init(settings: BlueZClient.Settings, report: @escaping @Sendable (BlueZEvent) -> Void, stopping: @escaping () -> Bool) {
+    init(
+        settings: BlueZClient.Settings, sd: LibSystemd, report: @escaping @Sendable (BlueZEvent) -> Void,
+        stopping: @escaping () -> Bool
+    ) {
         self.settings = settings
+        self.sd = sd
         self.report = report
         self.stopping = stopping
     }
@@ -73,14 +79,14 @@ final class BlueZSession {
                 continue
             }
             if needsSetup, Self.monotonicMicroseconds() >= retryAt { setUp() }
-            let processed = sd_bus_process(bus, nil)
+            let processed = sd.process(bus, nil)
             if processed < 0 {
                 lost(processed)
                 continue
             }
             if processed > 0 { continue }
             let timeout = needsSetup ? min(Self.waitMicroseconds, max(retryAt &- Self.monotonicMicroseconds(), 1)) : Self.waitMicroseconds
-            if sd_bus_wait(bus, timeout) < 0 { lost(-ECONNRESET) }
+            if sd.wait(bus, timeout) < 0 { lost(-ECONNRESET) }
         }
         close(stopDiscovery: true)
     }
@@ -89,15 +95,15 @@ final class BlueZSession {
         var opened: OpaquePointer?
         var result: Int32
         if let address = settings.busAddress {
-            result = sd_bus_new(&opened)
-            if result >= 0 { result = sd_bus_set_address(opened, address) }
-            if result >= 0 { result = sd_bus_set_bus_client(opened, 1) }
-            if result >= 0 { result = sd_bus_start(opened) }
+            result = sd.new(&opened)
+            if result >= 0 { result = sd.setAddress(opened, address) }
+            if result >= 0 { result = sd.setBusClient(opened, 1) }
+            if result >= 0 { result = sd.start(opened) }
         } else {
-            result = sd_bus_open_system(&opened)
+            result = sd.openSystem(&opened)
         }
         guard result >= 0, let opened else {
-            if let opened { sd_bus_unref(opened) }
+            if let opened { _ = sd.unref(opened) }
             let fault: BlueZFault = result == -EACCES || result == -EPERM ? .permissionDenied : .noSystemBus
             fail(fault, Self.errorText(result), dropBus: false)
             return
@@ -112,7 +118,7 @@ final class BlueZSession {
         wanted.append(("org.freedesktop.DBus", "org.freedesktop.DBus", "NameOwnerChanged"))
         for (sender, interface, member) in wanted {
             var slot: OpaquePointer?
-            let added = sd_bus_match_signal(opened, &slot, sender, nil, interface, member, Self.signalHandler, user)
+            let added = sd.matchSignal(opened, &slot, sender, nil, interface, member, Self.signalHandler, user)
             if added < 0 {
                 fail(added == -EACCES || added == -EPERM ? .permissionDenied : .noSystemBus, Self.errorText(added), dropBus: true)
                 return
@@ -134,10 +140,10 @@ final class BlueZSession {
             // Best effort: BlueZ also ends a client's discovery session when its connection closes.
             _ = call(adapterPath, Self.adapterInterface, "StopDiscovery")
         }
-        for slot in slots + monitorSlots { sd_bus_slot_unref(slot) }
+        for slot in slots + monitorSlots { _ = sd.slotUnref(slot) }
         slots = []
         monitorSlots = []
-        sd_bus_flush_close_unref(bus)
+        _ = sd.flushCloseUnref(bus)
         self.bus = nil
     }
 
@@ -149,7 +155,7 @@ final class BlueZSession {
         needsSetup = false
         let listed = call(
             "/", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects",
-            read: { reply in self.managedObjects(DBusReader(message: reply)) })
+            read: { reply in self.managedObjects(DBusReader(message: reply, sd: self.sd)) })
         if case .failure(let failure) = listed { return fail(failure) }
         let chosen = settings.adapter.map { "/org/bluez/\($0)" } ?? adapters.keys.sorted().first
         guard let chosen, let adapter = adapters[chosen] else {
@@ -163,7 +169,7 @@ final class BlueZSession {
         if settings.passive, offersPassive, registerMonitor(chosen) {
             return publish(BlueZState(adapter: name(of: chosen), mode: .passive))
         }
-        let filtered = call(chosen, Self.adapterInterface, "SetDiscoveryFilter", arguments: Self.appendDiscoveryFilter)
+        let filtered = call(chosen, Self.adapterInterface, "SetDiscoveryFilter", arguments: appendDiscoveryFilter)
         if case .failure(let failure) = filtered { return fail(failure) }
         let started = call(chosen, Self.adapterInterface, "StartDiscovery")
         if case .failure(let failure) = started, failure.name != "org.bluez.Error.InProgress" { return fail(failure) }
@@ -171,23 +177,23 @@ final class BlueZSession {
     }
 
     /// The filter the documentation names (``DiscoveryFilter``), as an `a{sv}`.
-    private static func appendDiscoveryFilter(_ message: OpaquePointer) -> Int32 {
-        var result = sd_bus_message_open_container(message, DBusReader.Code.array, "{sv}")
+    private func appendDiscoveryFilter(_ message: OpaquePointer) -> Int32 {
+        var result = sd.messageOpenContainer(message, DBusReader.Code.array, "{sv}")
         func entry(_ key: String, _ contents: String, _ append: () -> Int32) {
             guard result >= 0 else { return }
-            result = sd_bus_message_open_container(message, DBusReader.Code.dictEntry, "sv")
-            if result >= 0 { result = sd_bus_message_append_basic(message, DBusReader.Code.string, key) }
-            if result >= 0 { result = sd_bus_message_open_container(message, DBusReader.Code.variant, contents) }
+            result = sd.messageOpenContainer(message, DBusReader.Code.dictEntry, "sv")
+            if result >= 0 { result = sd.messageAppendBasic(message, DBusReader.Code.string, key) }
+            if result >= 0 { result = sd.messageOpenContainer(message, DBusReader.Code.variant, contents) }
             if result >= 0 { result = append() }
-            if result >= 0 { result = sd_bus_message_close_container(message) }
-            if result >= 0 { result = sd_bus_message_close_container(message) }
+            if result >= 0 { result = sd.messageCloseContainer(message) }
+            if result >= 0 { result = sd.messageCloseContainer(message) }
         }
-        entry("Transport", "s") { sd_bus_message_append_basic(message, DBusReader.Code.string, DiscoveryFilter.transport) }
+        entry("Transport", "s") { sd.messageAppendBasic(message, DBusReader.Code.string, DiscoveryFilter.transport) }
         entry("DuplicateData", "b") {
             var yes: Int32 = DiscoveryFilter.duplicateData ? 1 : 0
-            return sd_bus_message_append_basic(message, DBusReader.Code.boolean, &yes)
+            return sd.messageAppendBasic(message, DBusReader.Code.boolean, &yes)
         }
-        if result >= 0 { result = sd_bus_message_close_container(message) }
+        if result >= 0 { result = sd.messageCloseContainer(message) }
         return result
     }
 
@@ -203,17 +209,17 @@ final class BlueZSession {
         if monitorSlots.isEmpty {
             var manager: OpaquePointer?
             var object: OpaquePointer?
-            guard sd_bus_add_object_manager(bus, &manager, Self.monitorRoot) >= 0, let manager else { return false }
-            let added = sd_bus_add_object_vtable(
-                bus, &object, Self.monitorPath, "org.bluez.AdvertisementMonitor1", aabridge_monitor_vtable_pointer(), nil)
+            guard sd.addObjectManager(bus, &manager, Self.monitorRoot) >= 0, let manager else { return false }
+            let added = sd.addObjectVtable(
+                bus, &object, Self.monitorPath, "org.bluez.AdvertisementMonitor1", sd.monitorVtable, sd.monitorCalls)
             guard added >= 0, let object else {
-                sd_bus_slot_unref(manager)
+                _ = sd.slotUnref(manager)
                 return false
             }
             monitorSlots = [manager, object]
         }
         let registered = call(adapter, Self.monitorManagerInterface, "RegisterMonitor") { message in
-            sd_bus_message_append_basic(message, DBusReader.Code.objectPath, Self.monitorRoot)
+            sd.messageAppendBasic(message, DBusReader.Code.objectPath, Self.monitorRoot)
         }
         switch registered {
         case .success: return true
@@ -267,17 +273,17 @@ final class BlueZSession {
     ) -> Result<Void, CallFailure> {
         guard let bus else { return .failure(CallFailure(name: "", detail: "not connected", fault: .noSystemBus)) }
         var message: OpaquePointer?
-        var result = sd_bus_message_new_method_call(bus, &message, Self.service, path, interface, member)
-        defer { if let message { sd_bus_message_unref(message) } }
+        var result = sd.messageNewMethodCall(bus, &message, Self.service, path, interface, member)
+        defer { if let message { _ = sd.messageUnref(message) } }
         if result >= 0, let message { result = arguments(message) }
         guard result >= 0, let message else {
             return .failure(CallFailure(name: "", detail: Self.errorText(result), fault: .noSystemBus))
         }
         var error = sd_bus_error()
-        defer { sd_bus_error_free(&error) }
+        defer { sd.errorFree(&error) }
         var reply: OpaquePointer?
-        result = sd_bus_call(bus, message, Self.callTimeoutMicroseconds, &error, &reply)
-        defer { if let reply { sd_bus_message_unref(reply) } }
+        result = sd.call(bus, message, Self.callTimeoutMicroseconds, &error, &reply)
+        defer { if let reply { _ = sd.messageUnref(reply) } }
         guard result >= 0 else {
             let name = error.name.map { String(cString: $0) } ?? ""
             let text = error.message.map { String(cString: $0) } ?? Self.errorText(result)
@@ -376,10 +382,10 @@ final class BlueZSession {
     /// adapter in use, or an adapter's (`Adapter1`). Any other interface's changes, the
     /// common case on a busy bus (media, batteries, other adapters' devices), are not read at all.
     fileprivate func signal(_ message: OpaquePointer) {
-        guard let member = sd_bus_message_get_member(message) else { return }
-        let reader = DBusReader(message: message)
+        guard let member = sd.messageGetMember(message) else { return }
+        let reader = DBusReader(message: message, sd: sd)
         if DBusReader.is(member, "PropertiesChanged") {
-            guard let objectPath = sd_bus_message_get_path(message), let interface = reader.cString() else { return }
+            guard let objectPath = sd.messageGetPath(message), let interface = reader.cString() else { return }
             if DBusReader.is(interface, Interface.device) {
                 guard adapterPath != nil else { return }
                 let path = String(cString: objectPath)

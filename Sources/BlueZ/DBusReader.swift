@@ -14,6 +14,7 @@ import CSystemd
 /// signature: the next complete value, whatever it is).
 struct DBusReader {
     let message: OpaquePointer
+    let sd: LibSystemd
 
     /// D-Bus's type codes, as sd-bus takes them.
     enum Code {
@@ -32,7 +33,7 @@ struct DBusReader {
     /// asked for (sd-bus copies an array's or an entry's signature to give them).
     func peekType() -> CChar? {
         var type: CChar = 0
-        guard sd_bus_message_peek_type(message, &type, nil) > 0 else { return nil }
+        guard sd.messagePeekType(message, &type, nil) > 0 else { return nil }
         return type
     }
 
@@ -41,7 +42,7 @@ struct DBusReader {
     func cString() -> UnsafePointer<CChar>? {
         guard let type = peekType(), type == Code.string || type == Code.objectPath else { return nil }
         var value: UnsafePointer<CChar>?
-        guard withUnsafeMutablePointer(to: &value, { sd_bus_message_read_basic(message, type, $0) }) > 0 else { return nil }
+        guard withUnsafeMutablePointer(to: &value, { sd.messageReadBasic(message, type, $0) }) > 0 else { return nil }
         return value
     }
 
@@ -66,7 +67,7 @@ struct DBusReader {
     func basic<Value: FixedWidthInteger>(_ code: CChar, as type: Value.Type) -> Value? {
         guard peekType() == code else { return nil }
         var value: Value = 0
-        guard withUnsafeMutablePointer(to: &value, { sd_bus_message_read_basic(message, code, $0) }) > 0 else { return nil }
+        guard withUnsafeMutablePointer(to: &value, { sd.messageReadBasic(message, code, $0) }) > 0 else { return nil }
         return value
     }
 
@@ -75,7 +76,7 @@ struct DBusReader {
     func bytes(limit: Int = 255) -> [UInt8]? {
         var pointer: UnsafeRawPointer?
         var size = 0
-        guard sd_bus_message_read_array(message, Code.byte, &pointer, &size) > 0 else { return nil }
+        guard sd.messageReadArray(message, Code.byte, &pointer, &size) > 0 else { return nil }
         guard size <= limit else { return nil }
         guard let pointer, size > 0 else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: size))
@@ -83,7 +84,7 @@ struct DBusReader {
 
     /// Enters a container of `type` with `contents`; false at the end or when it is not one.
     func enter(_ type: CChar, _ contents: StaticString) -> Bool {
-        Self.withCString(contents) { sd_bus_message_enter_container(message, type, $0) > 0 }
+        Self.withCString(contents) { sd.messageEnterContainer(message, type, $0) > 0 }
     }
 
     /// Leaves the container entered last, skipping what is left of it (sd-bus refuses to
@@ -91,13 +92,13 @@ struct DBusReader {
     /// each skipped whole by sd-bus.
     func exit() {
         var left = 64
-        while left > 0, sd_bus_message_skip(message, nil) > 0 { left -= 1 }
-        _ = sd_bus_message_exit_container(message)
+        while left > 0, sd.messageSkip(message, nil) > 0 { left -= 1 }
+        _ = sd.messageExitContainer(message)
     }
 
     /// Skips the next complete value, whatever it is (nothing at the container's end).
     func skip() {
-        _ = sd_bus_message_skip(message, nil)
+        _ = sd.messageSkip(message, nil)
     }
 
     /// A variant's value read by `read` when it holds `contents`; skipped (nil) otherwise.

@@ -5,7 +5,7 @@ import Testing
 
 /// The libraries only some configurations need are opened when they are needed, never at
 /// start: the running `aabridge` executable's memory map shows which it has loaded.
-@Suite("Optional libraries: libmicrohttpd and libpq mapped only when configured")
+@Suite("Optional libraries: libmicrohttpd, libpq and libsystemd mapped only when configured")
 struct OptionalLibrariesTests {
     /// The shared objects `pid` has mapped, by file name.
     static func mappedLibraries(_ pid: Int32) throws -> Set<String> {
@@ -16,7 +16,7 @@ struct OptionalLibrariesTests {
         return Set(maps.split(separator: "\n").filter { $0.contains("/") }.compactMap { $0.split(separator: "/").last.map(String.init) })
     }
 
-    @Test("without http.listen the bridge maps neither libmicrohttpd nor GnuTLS nor libpq; with it, libmicrohttpd, and /healthz answers")
+    @Test("without http.listen no libmicrohttpd nor GnuTLS; with it, libmicrohttpd and /healthz; never libpq nor libsystemd")
     func mappedOnlyWhenConfigured() async throws {
         let executable = try ExecutableTests.executable
         let broker = try MosquittoBroker()
@@ -39,6 +39,7 @@ struct OptionalLibrariesTests {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             #expect(mapped.contains { $0.hasPrefix("libsqlite3") }, "the map was read: \(mapped.sorted())")
             #expect(!mapped.contains { $0.hasPrefix("libpq") }, "\(name): \(mapped.sorted())")
+            #expect(!mapped.contains { $0.hasPrefix("libsystemd") || $0.hasPrefix("libgcrypt") }, "\(name): \(mapped.sorted())")
             #expect(!mapped.contains { $0.hasPrefix("libgnutls") } || http, "\(name): \(mapped.sorted())")
             #expect(mapped.contains { $0.hasPrefix("libmicrohttpd") } == http, "\(name): \(mapped.sorted())\n\(text)")
             if http {
