@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "AccessoryKitTests", dependencies: ["AccessoryKit", "TestSupport"]),
         .testTarget(name: "TelemetryTests", dependencies: ["Telemetry", "AccessoryKit", "TestSupport"]),
-        .testTarget(name: "StorageTests", dependencies: ["Storage", "LocalProcess"]),
+        .testTarget(name: "StorageTests", dependencies: ["Storage", "LocalProcess", "TestSupport"]),
         .testTarget(name: "MQTTTests", dependencies: ["MQTT", "LocalProcess", "TestSupport"]),
         .testTarget(name: "MQTTUnitTests", dependencies: ["MQTT", "TestSupport"]),
         .testTarget(name: "JSONTests", dependencies: ["JSON"]),

@@ -1,5 +1,5 @@
 import CMicroHTTPD
-import Foundation
+import TestSupport
 import Testing
 
 @testable import HTTPServer
@@ -41,16 +41,7 @@ struct LibMicroHTTPDLoadingTests {
 
     @Test("nothing in the build links libmicrohttpd: the test executable (every module) does not depend on it, nor on GnuTLS")
     func notLinked() throws {
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let ldd = Process()
-        ldd.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
-        ldd.arguments = [executable]
-        let output = Pipe()
-        ldd.standardOutput = output
-        try ldd.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        ldd.waitUntilExit()
-        #expect(ldd.terminationStatus == 0)
+        let text = try LinkedLibraries.ofTestExecutable()
         #expect(text.contains("libsqlite3"))
         #expect(!text.contains("libmicrohttpd"))
         #expect(!text.contains("libgnutls"))

@@ -1,4 +1,4 @@
-import Foundation
+import TestSupport
 import Testing
 
 @testable import Storage
@@ -41,16 +41,7 @@ struct LibPQLoadingTests {
 
     @Test("nothing in the build links libpq: the test executable (every module) does not depend on it")
     func notLinked() throws {
-        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let ldd = Process()
-        ldd.executableURL = URL(fileURLWithPath: "/usr/bin/ldd")
-        ldd.arguments = [executable]
-        let output = Pipe()
-        ldd.standardOutput = output
-        try ldd.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        ldd.waitUntilExit()
-        #expect(ldd.terminationStatus == 0)
+        let text = try LinkedLibraries.ofTestExecutable()
         #expect(text.contains("libsqlite3"))
         #expect(!text.contains("libpq"))
     }
